@@ -1,0 +1,1 @@
+"""driver: `owed drive`, the structured-concurrency loop (issue 7)."""

@@ -1,0 +1,3 @@
+from owed.cli import main
+
+raise SystemExit(main())

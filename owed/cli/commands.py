@@ -1,0 +1,3 @@
+"""Imports every command module so that each registers on the app."""
+
+from owed.cli import cmd_ledger  # noqa: F401

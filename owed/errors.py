@@ -1,0 +1,90 @@
+"""One exception tree for owed; each class carries its exit code and JSON error code.
+
+Expected outcomes (a failing check, a refused act) are values or `Refused`; only the CLI
+(`owed/cli`) maps these to exit codes and prints them. The exit-code table is the contract:
+
+    0 ok · 1 refused / new failure · 2 usage · 3 internal or integrity · 4 attest with open
+    obligations · 75 busy · 130/143 interrupted
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_OPEN = 4
+EXIT_BUSY = 75
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+class OwedError(Exception):
+    """Base: a one-line message, an exit code and a JSON code."""
+
+    exit_code = EXIT_INTERNAL
+    code = "internal"
+
+    def __init__(self, message: str, *, hint: str | None = None, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details or {}
+
+    def to_json(self) -> dict:
+        out = {"error": self.message, "code": self.code}
+        if self.hint:
+            out["hint"] = self.hint
+        out.update(self.details)
+        return out
+
+
+class Refused(OwedError):
+    """The act is not allowed now; nothing was recorded."""
+
+    exit_code = EXIT_REFUSED
+    code = "refused"
+
+
+class VersionError(Refused):
+    """The ledger holds an entry written by a newer owed."""
+
+    code = "version"
+
+
+class UsageError(OwedError):
+    """Bad arguments or bad input files (plans); nothing was recorded."""
+
+    exit_code = EXIT_USAGE
+    code = "usage"
+
+
+class Busy(OwedError):
+    """A lock could not be had in time."""
+
+    exit_code = EXIT_BUSY
+    code = "busy"
+
+
+class IntegrityError(OwedError):
+    """The ledger or its storage is damaged (bad hash, broken chain, malformed line)."""
+
+    exit_code = EXIT_INTERNAL
+    code = "integrity"
+
+
+class Internal(OwedError):
+    """owed itself failed (a git call that should not fail, an unexpected state)."""
+
+    exit_code = EXIT_INTERNAL
+    code = "internal"
+
+
+class Interrupted(OwedError):
+    """SIGINT/SIGTERM arrived; nothing was recorded for the interrupted work."""
+
+    code = "interrupted"
+
+    def __init__(self, signum: int, message: str = "interrupted; nothing recorded"):
+        super().__init__(message)
+        self.exit_code = 128 + signum

@@ -1,0 +1,1 @@
+"""runner: the process-group runner (placeholder until issue 3 lands)."""
