@@ -1,0 +1,66 @@
+"""Canonical JSON bytes and sha256 helpers: the hash input of every ledger entry and content key.
+
+Canonical bytes: keys sorted recursively (by code point), compact separators, UTF-8 not escaped,
+integers as integers, no floats (durations are integer milliseconds), absent optional fields omitted.
+For such values msgspec's sorted encoding equals
+`json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()` byte for byte
+(docs/ledger-format.md has fixed vectors). Floats, NaN and non-string keys are refused, so the two
+encoders can never disagree on a hashed value.
+
+>>> canonical({"b": 1, "a": ["é", {"d": None, "c": True}]})
+b'{"a":["\\xc3\\xa9",{"c":true,"d":null}],"b":1}'
+>>> sha256_hex(b"")
+'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+_encoder = msgspec.json.Encoder(order="sorted")
+ZERO_HASH = "0" * 64
+
+
+class CanonError(ValueError):
+    """A value that has no canonical form (a float, a non-string key, a set, bytes)."""
+
+
+def _check(value, path: str = "$") -> None:
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return
+    if t is float:
+        raise CanonError(f"{path}: floats are not allowed in canonical JSON ({value!r})")
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str:
+                raise CanonError(f"{path}: non-string key {k!r}")
+            _check(v, f"{path}.{k}")
+        return
+    if t is list or t is tuple:
+        for i, v in enumerate(value):
+            _check(v, f"{path}[{i}]")
+        return
+    raise CanonError(f"{path}: {t.__name__} has no canonical JSON form")
+
+
+def canonical(value) -> bytes:
+    """Canonical JSON bytes of plain JSON data (dict/list/str/int/bool/None)."""
+    _check(value)
+    return _encoder.encode(value)
+
+
+def canonical_unchecked(value) -> bytes:
+    """Canonical bytes of data already known to be float-free (typed ledger entries)."""
+    return _encoder.encode(value)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value) -> str:
+    """sha256 hex of the canonical JSON of `value`: the form of every content key."""
+    return sha256_hex(canonical(value))
