@@ -1,3 +1,4 @@
 """Imports every command module so that each registers on the app."""
 
 from owed.cli import cmd_ledger  # noqa: F401
+from owed.cli import cmd_obligations  # noqa: F401
