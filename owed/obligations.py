@@ -169,10 +169,11 @@ def shell_predicate(command: str, *, timeout: float = 20.0) -> PredicateOutcome:
     text = _tail(out.text)
     if out.timed_out:
         return PredicateOutcome(None, _join(f"timed out after {timeout:g}s", text))
-    if out.could_not_run or out.exit_code is None:
-        return PredicateOutcome(None, _join(f"could not run: {out.error or 'no exit status'}", text))
-    if out.exit_code < 0:
-        return PredicateOutcome(None, _join(f"shell killed by signal {-out.exit_code}", text))
+    if out.could_not_run:
+        return PredicateOutcome(None, _join(f"could not run: {out.error or 'the shell did not start'}", text))
+    if out.exit_code is None:
+        # The shell itself died of a signal: it never answered the question.
+        return PredicateOutcome(None, _join(f"shell killed by signal {out.signal or '?'}", text))
     return PredicateOutcome(out.exit_code, text)
 
 
