@@ -91,7 +91,9 @@ UNKNOWN = "unknown"
 """Nothing could be checked. Rendered `?`. Never collapsed into either other state."""
 OBLIGATION_STATES = (OPEN, DISCHARGED, UNKNOWN)
 """The three states, in the order a reader cares about them."""
-OBLIGATION_FIELDS = ("repo", "number", "title", "url", "created", "age_days", "state", "verify", "predicate", "evidence")
+OBLIGATION_FIELDS = (
+    "repo", "number", "title", "url", "created", "age_days", "state", "verify", "predicate", "evidence",
+)
 """Every key on every row, whatever the issue happened to say."""
 
 # How much of what a predicate printed is kept as evidence: enough to disagree with a verdict.

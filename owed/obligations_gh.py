@@ -121,7 +121,8 @@ def split_owners(text: str) -> tuple[str, ...]:
 def alias_owners(alias_list: str) -> tuple[str, ...]:
     """The owners the `owe` alias searches, from `gh alias list` output.
 
-    >>> alias_owners("co: pr checkout" + chr(10) + "owe: search issues --owner acme --owner=widgets --label manual-task")
+    >>> listing = "co: pr checkout" + chr(10) + "owe: search issues --owner acme --owner=widgets --label manual-task"
+    >>> alias_owners(listing)
     ('acme', 'widgets')
     >>> alias_owners("owe: '!gh search issues user:acme org:widgets label:manual-task'")
     ('acme', 'widgets')
