@@ -1,0 +1,24 @@
+"""Repo: the one handle owed holds on a git repository, assembled from one mixin per concern.
+
+Map (each part documents its own methods):
+  base.RepoBase                 discovery, main worktree, ledger dir, the calls to git
+  refs.RefsMixin                rev-parse, ancestry, counts, update-ref CAS, branch-name check
+  trees.TreesMixin              ls-tree, reads digest, show, changed paths, patch sha, blob sizes
+  merge.MergeMixin              merge-tree, commit-tree with a fallback identity
+  worktrees.WorktreesMixin      add/remove/list worktrees, status, clean, head, trunk fast-forward
+  materialize.MaterializeMixin  measurement trees: materialize with pins, overlay, discard
+  exclude.ExcludeMixin          the common info/exclude: append and exact rollback
+"""
+
+from __future__ import annotations
+
+from owed.gitops.exclude import ExcludeMixin
+from owed.gitops.materialize import MaterializeMixin
+from owed.gitops.merge import MergeMixin
+from owed.gitops.refs import RefsMixin
+from owed.gitops.trees import TreesMixin
+from owed.gitops.worktrees import WorktreesMixin
+
+
+class Repo(RefsMixin, MergeMixin, WorktreesMixin, MaterializeMixin, TreesMixin, ExcludeMixin):
+    """A repository seen from one of its worktrees: `Repo.discover(path)`."""
