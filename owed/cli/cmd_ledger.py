@@ -1,0 +1,103 @@
+"""Commands over the ledger itself: init, plan, status, verify."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from owed.cli.app import app
+from owed.cli.output import emit
+
+JSON = typer.Option(False, "--json", help="Print one JSON document.")
+AS = typer.Option(None, "--as", help="Act as this principal (role:id).")
+OWNER = typer.Option(False, "--i-am-owner", help="Record the owner act on the visible `flag` channel.")
+
+
+def _downgrade_lines(found) -> list[str]:
+    return [f"  - {d.node}: {d.what}" for d in found]
+
+
+@app.command()
+def init(
+    plan: str = typer.Argument(..., help="Plan file (YAML or JSON)."),
+    rev: Optional[str] = typer.Option(None, "--rev", help="Read the plan file as of this commit."),
+    note: Optional[str] = typer.Option(None, "--note"),
+    as_: Optional[str] = AS,
+    i_am_owner: bool = OWNER,
+    json: bool = JSON,
+) -> None:
+    """Initialize the ledger from a plan (owner act, delegated by default)."""
+    from owed.ops import planning
+
+    r = planning.init(os.getcwd(), plan, rev=rev, as_=as_, i_am_owner=i_am_owner, note=note)
+    e = r.entry
+    doc = {"seq": e.seq, "by": e.by, "channel": e.channel, "trunk": e.trunk, "commit": e.commit, "plan": r.sha,
+           "nodes": len(r.plan.nodes), "invariants": len(r.plan.invariants), "warnings": r.warnings}
+    lines = [
+        f"Initialized owed ledger: trunk {e.trunk} {e.commit[:12]}, plan {r.sha[:12]} "
+        f"({len(r.plan.nodes)} nodes, {len(r.plan.invariants)} invariants); genesis #{e.seq} by {e.by} ({e.channel})",
+        *(f"warning: {w}" for w in r.warnings),
+    ]
+    emit(doc, json, "\n".join(lines))
+
+
+@app.command("plan")
+def plan_cmd(
+    file: str = typer.Argument(..., help="Plan file (YAML or JSON)."),
+    rev: Optional[str] = typer.Option(None, "--rev", help="Read the plan file as of this commit."),
+    note: Optional[str] = typer.Option(None, "--note", help="Why (required for downgrades)."),
+    as_: Optional[str] = AS,
+    i_am_owner: bool = OWNER,
+    json: bool = JSON,
+) -> None:
+    """Record a new version of the plan."""
+    from owed.ops import planning
+
+    r = planning.update(os.getcwd(), file, rev=rev, as_=as_, i_am_owner=i_am_owner, note=note)
+    if r.unchanged:
+        emit({"unchanged": True, "plan": r.sha}, json, f"Plan unchanged ({r.sha[:12]}); nothing recorded")
+        return
+    e = r.entry
+    doc = {"seq": e.seq, "by": e.by, "channel": e.channel, "plan": r.sha, "prior": e.prior,
+           "downgrades": [{"node": d.node, "what": d.what} for d in r.downgrades], "warnings": r.warnings}
+    lines = [f"Recorded plan #{e.seq} {r.sha[:12]} by {e.by}" + (f" ({e.channel})" if e.channel else "")]
+    if r.downgrades:
+        lines.append(f"Downgrades ({len(r.downgrades)}):")
+        lines += _downgrade_lines(r.downgrades)
+    lines += [f"warning: {w}" for w in r.warnings]
+    emit(doc, json, "\n".join(lines))
+
+
+@app.command()
+def status(
+    full: bool = typer.Option(False, "--full", help="Also show evidence and audit lines."),
+    json: bool = JSON,
+) -> None:
+    """Where things stand: outcome line, Needs you, In progress, Debt, Ready."""
+    from owed.views.status import render_status, status_view
+
+    view = status_view(os.getcwd(), full=full)
+    emit(view, json, render_status(view))
+
+
+@app.command()
+def verify(
+    repair: bool = typer.Option(False, "--repair", help="Drop an incomplete final line (a torn write) first."),
+    json: bool = JSON,
+) -> None:
+    """Replay the whole ledger from scratch and check every hash."""
+    from owed.ledger.store import Ledger
+
+    ledger = Ledger.discover()
+    ledger.require()
+    report = ledger.verify(repair=repair)
+    text = [f"Ledger verification passed: {report['entries']} entries"]
+    if "repaired" in report:
+        text.insert(0, f"Repaired: {report['repaired']}")
+    if "snapshotMismatch" in report:
+        text.append(f"snapshotMismatch: {report['snapshotMismatch']} (snapshot deleted and rewritten)")
+    if report.get("cacheMismatch"):
+        text.append(f"cacheMismatch: {', '.join(s[:12] for s in report['cacheMismatch'])} (rewritten)")
+    emit(report, json, "\n".join(text))

@@ -1,0 +1,125 @@
+"""Directory locks: `<name>/owner.json {pid, host, ts}`, taken atomically, stale ones broken.
+
+A lock is taken by building `<name>.tmp.<pid>.<rand>/owner.json` and renaming that directory to
+`<name>`: the rename fails while `<name>` exists (it is never empty), so the lock appears with its
+owner record already inside and no reader ever sees a half-made lock. A lock whose pid is dead on this
+host is stale: it is broken under a short `fcntl.flock` on `<name>.break`, so two processes never break
+the same stale lock and then each other's fresh one. Another host's lock is never broken. Waiting past
+`timeout_s` raises `Busy` (exit 75) naming the holder.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from owed.errors import Busy
+
+HOST = socket.gethostname()
+
+
+def _now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); it is dead for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def read_owner(lock_dir: Path) -> dict | None:
+    try:
+        return json.loads((lock_dir / "owner.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class DirLock:
+    def __init__(self, path: Path, *, timeout_s: float | None = None, what: str = "ledger"):
+        self.path = Path(path)
+        # OWED_LOCK_TIMEOUT (seconds) shortens the wait, for tests and impatient scripts.
+        self.timeout_s = timeout_s if timeout_s is not None else float(os.environ.get("OWED_LOCK_TIMEOUT") or 60)
+        self.what = what
+        self.held = False
+
+    def _try(self) -> bool:
+        tmp = self.path.with_name(f"{self.path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
+        tmp.mkdir(parents=True)
+        try:
+            (tmp / "owner.json").write_text(json.dumps({"pid": os.getpid(), "host": HOST, "ts": _now_iso()}))
+            try:
+                os.rename(tmp, self.path)
+                return True
+            except OSError as e:
+                if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
+                    return False
+                raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _break_if_stale(self) -> None:
+        owner = read_owner(self.path)
+        if owner is None or owner.get("host") != HOST or pid_alive(int(owner.get("pid", 0))):
+            return
+        with open(self.path.with_name(self.path.name + ".break"), "a") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)
+            again = read_owner(self.path)
+            if again != owner:
+                return  # someone else broke it (and perhaps re-took it) meanwhile
+            grave = self.path.with_name(f"{self.path.name}.stale.{os.getpid()}.{os.urandom(4).hex()}")
+            try:
+                os.rename(self.path, grave)
+            except FileNotFoundError:
+                return
+            shutil.rmtree(grave, ignore_errors=True)
+
+    def acquire(self) -> None:
+        deadline = time.monotonic() + self.timeout_s
+        delay = 0.002
+        while not self._try():
+            self._break_if_stale()
+            if time.monotonic() >= deadline:
+                owner = read_owner(self.path) or {}
+                raise Busy(
+                    f"{self.what} lock busy for {self.timeout_s:g} s: held by pid {owner.get('pid', '?')} "
+                    f"on {owner.get('host', '?')} since {owner.get('ts', '?')}"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        self.held = True
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        grave = self.path.with_name(f"{self.path.name}.done.{os.getpid()}.{os.urandom(4).hex()}")
+        try:
+            os.rename(self.path, grave)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(grave, ignore_errors=True)
+
+    def __enter__(self) -> DirLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

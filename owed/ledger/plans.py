@@ -1,0 +1,86 @@
+"""Derived cache of validated plans: `cache/plans/<sha>.json`, one per recorded plan blob.
+
+A plan blob is the canonical JSON of a validated plan. Validating it again (graph checks, templates,
+globs) on every call would cost time, so the first full validation writes `{"owed": <version>,
+"sha": <blob sha>, "plan": <plan>}` here; later loads decode that typed, without validation. A cache
+entry from another owed version, a damaged one or one whose content differs is ignored and rewritten.
+`owed verify` validates every plan from its blob (trust_cache=False) and reports entries that were
+damaged or differed (`cacheMismatch`); entries from another version are rewritten silently.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from owed import __version__
+from owed.errors import IntegrityError
+
+_mismatches: list[str] = []
+
+
+def _path(ledger, sha: str):
+    return ledger.root / "cache" / "plans" / f"{sha}.json"
+
+
+def _write(ledger, sha: str, plan) -> None:
+    path = _path(ledger, sha)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
+    tmp.write_bytes(msgspec.json.encode({"owed": __version__, "sha": sha, "plan": plan}))
+    os.replace(tmp, path)
+
+
+def _validated(ledger, sha: str):
+    from owed.plan.load import PlanError, parse_plan, plan_blob
+
+    blob = ledger.get_blob(sha)
+    try:
+        plan = parse_plan(blob, source=f"plan blob {sha[:12]}", fmt="json")
+    except PlanError as e:
+        raise IntegrityError(f"recorded plan {sha[:12]} is invalid: {e.message}") from None
+    if plan_blob(plan) != blob:
+        raise IntegrityError(f"recorded plan {sha[:12]} is not in canonical form")
+    return plan
+
+
+def load(ledger, sha: str, *, trust_cache: bool = True):
+    from owed.plan.schema import Plan
+
+    class _Doc(msgspec.Struct):
+        owed: str
+        sha: str
+        plan: Plan
+
+    path = _path(ledger, sha)
+    cached = None
+    state = "missing"
+    try:
+        raw = path.read_bytes()
+        state = "bad"
+        meta = msgspec.json.decode(raw)
+        if isinstance(meta, dict) and meta.get("owed") != __version__:
+            state = "foreign"
+        else:
+            doc = msgspec.json.decode(raw, type=_Doc)
+            if doc.sha == sha:
+                cached, state = doc.plan, "ok"
+    except FileNotFoundError:
+        pass
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        state = "bad"
+    if trust_cache and cached is not None:
+        return cached
+    plan = _validated(ledger, sha)
+    if state == "bad" or (cached is not None and cached != plan):
+        _mismatches.append(sha)
+    if cached is None or cached != plan:
+        _write(ledger, sha, plan)
+    return plan
+
+
+def take_mismatches() -> list[str]:
+    out = sorted(set(_mismatches))
+    _mismatches.clear()
+    return out

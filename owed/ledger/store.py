@@ -1,0 +1,289 @@
+"""EDGE: the ledger directory — locked fsynced appends, blobs, snapshot and plan caches, reads.
+
+Layout of `<git common dir>/owed/` (or `$OWED_DIR`):
+  ledger.jsonl          one canonical JSON entry per line (docs/ledger-format.md)
+  blobs/<sha256>        content-addressed bytes (plans, packets, logs), written temp + rename
+  lock/owner.json       the ledger lock (owed/ledger/lock.py)
+  snapshot/state.v<N>   derived: replayed State at some seq, bound to that entry's hash and byte offset
+  cache/plans/<sha>.json derived: validated plan for a plan blob
+
+`load()` folds only the entries appended after the snapshot; the snapshot is used only if the entry
+ending at its byte offset has its seq and hash, otherwise it is ignored and rewritten. `append()` is
+lock → re-read → verify the chain tail → validate with the reducer → append + fsync → unlock.
+`verify()` replays everything from scratch (every hash, every guard) and checks the caches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from owed import __version__
+from owed import entries as E
+from owed.canon import sha256_hex
+from owed.errors import IntegrityError, Refused, UsageError
+from owed.ledger.chain import check_hash, decode_buffer
+from owed.ledger.lock import DirLock
+from owed.reducer import apply
+from owed.state import STATE_VERSION, State
+
+_BLOB = re.compile(r"^[0-9a-f]{64}$")
+SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
+
+
+class _Snapshot(msgspec.Struct):
+    v: int
+    owed: str
+    seq: int
+    head: str
+    offset: int
+    state: State
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
+
+
+def ledger_dir_for(path: str | os.PathLike | None = None) -> Path:
+    """`$OWED_DIR`, else `<git common dir>/owed` of the repository containing `path`."""
+    env = os.environ.get("OWED_DIR")
+    if env:
+        return Path(env).resolve()
+    import subprocess
+
+    cwd = os.fspath(path or os.getcwd())
+    r = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )
+    if r.returncode != 0:
+        raise UsageError(f"not inside a git repository: {cwd}")
+    return Path(r.stdout.strip()) / "owed"
+
+
+class Ledger:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.file = self.root / "ledger.jsonl"
+        self.blobs = self.root / "blobs"
+        self._plans: dict[str, object] = {}
+        self._snap_enc = msgspec.msgpack.Encoder()
+        self._snap_dec = msgspec.msgpack.Decoder(_Snapshot)
+        self.snapshot_path = self.root / "snapshot" / f"state.v{STATE_VERSION}"
+        self.folded = 0  # entries folded by the last load (for tests and benchmarks)
+
+    @classmethod
+    def discover(cls, path=None) -> Ledger:
+        return cls(ledger_dir_for(path))
+
+    def exists(self) -> bool:
+        try:
+            return self.file.stat().st_size > 0
+        except FileNotFoundError:
+            return False
+
+    def require(self) -> None:
+        if not self.exists():
+            raise UsageError(f"no owed ledger at {self.root}: run `owed init <plan>` first")
+
+    # --- blobs ---------------------------------------------------------------------------------------
+
+    def put_blob(self, data: bytes) -> str:
+        sha = sha256_hex(data)
+        path = self.blobs / sha
+        if not path.exists():
+            self.blobs.mkdir(parents=True, exist_ok=True)
+            tmp = self.blobs / f".tmp.{os.getpid()}.{os.urandom(6).hex()}"
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        return sha
+
+    def get_blob(self, sha: str) -> bytes:
+        if not _BLOB.match(sha or ""):
+            raise UsageError(f"bad blob name {sha!r}: expected 64 lowercase hex digits")
+        try:
+            return (self.blobs / sha).read_bytes()
+        except FileNotFoundError:
+            raise IntegrityError(f"blob {sha} is missing from {self.blobs}") from None
+
+    # --- plans ---------------------------------------------------------------------------------------
+
+    def plan(self, sha: str, *, trust_cache: bool = True):
+        """The validated Plan of a recorded plan blob (memory, then disk cache, then full parse)."""
+        hit = self._plans.get(sha)
+        if hit is not None:
+            return hit
+        from owed.ledger import plans as plan_cache
+
+        plan = plan_cache.load(self, sha, trust_cache=trust_cache)
+        self._plans[sha] = plan
+        return plan
+
+    # --- reading -------------------------------------------------------------------------------------
+
+    def _read_snapshot(self) -> _Snapshot | None:
+        try:
+            snap = self._snap_dec.decode(self.snapshot_path.read_bytes())
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        if snap.v != STATE_VERSION or snap.owed != __version__:
+            return None
+        return snap
+
+    def _snapshot_matches(self, f, snap: _Snapshot, size: int) -> bool:
+        if snap.offset > size or snap.offset <= 0:
+            return False
+        window = min(snap.offset, 1 << 16)
+        while True:
+            f.seek(snap.offset - window)
+            chunk = f.read(window)
+            if not chunk.endswith(b"\n"):
+                return False
+            start = chunk.rfind(b"\n", 0, len(chunk) - 1) + 1
+            if start > 0 or window == snap.offset:
+                break
+            window = min(window * 4, snap.offset)
+        try:
+            e = E.decoder().decode(chunk[start:-1])
+        except msgspec.DecodeError:
+            return False
+        return e.seq == snap.seq and e.hash == snap.head
+
+    def _write_snapshot(self, state: State, offset: int) -> None:
+        doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
+        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
+        tmp.write_bytes(self._snap_enc.encode(doc))
+        os.replace(tmp, self.snapshot_path)
+
+    def _fold(self, state: State, data: bytes, *, locked: bool) -> State:
+        for e in decode_buffer(data, state.seq + 1, locked=locked):
+            if not check_hash(e):
+                raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
+            apply(state, e, self.plan)
+            self.folded += 1
+        return state
+
+    def load(self, *, locked: bool = False, use_snapshot: bool = True) -> tuple[State, int]:
+        """Replayed state and the byte length of the ledger it covers."""
+        self.folded = 0
+        try:
+            f = open(self.file, "rb")
+        except FileNotFoundError:
+            return State(), 0
+        with f:
+            size = os.fstat(f.fileno()).st_size
+            snap = self._read_snapshot() if use_snapshot else None
+            if snap is not None and self._snapshot_matches(f, snap, size):
+                state, start = snap.state, snap.offset
+            else:
+                snap, state, start = None, State(), 0
+            f.seek(start)
+            data = f.read(size - start)
+        complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
+        state = self._fold(state, data, locked=locked)
+        if use_snapshot and state.seq >= 0 and (snap is None or self.folded >= SNAPSHOT_EVERY):
+            self._write_snapshot(state, complete)
+        return state, complete
+
+    def state(self) -> State:
+        return self.load()[0]
+
+    def read_all(self) -> list[E.Entry]:
+        try:
+            data = self.file.read_bytes()
+        except FileNotFoundError:
+            return []
+        return decode_buffer(data, 0, locked=False)
+
+    # --- appending -----------------------------------------------------------------------------------
+
+    def append(self, make: Callable[[State], Sequence[E.Entry]], *, create: bool = False) -> tuple[State, list[E.Entry]]:
+        """Under the lock: load, let `make` build drafts from the fresh state, validate, append, fsync.
+
+        Drafts carry placeholder seq/ts/prev; this fills them in. `make` may raise (e.g. Refused):
+        then nothing is written.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with DirLock(self.root / "lock"):
+            state, _ = self.load(locked=True)
+            if not create and state.seq < 0:
+                self.require()
+            drafts = list(make(state))
+            written: list[E.Entry] = []
+            ts = now_iso()
+            for d in drafts:
+                e = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
+                apply(state, e, self.plan)
+                written.append(e)
+            if written:
+                blob = b"".join(E.line_bytes(e) for e in written)
+                fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    view = memoryview(blob)
+                    while view:
+                        n = os.write(fd, view)
+                        view = view[n:]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
+                    self._write_snapshot(state, self.file.stat().st_size)
+            return state, written
+
+    # --- verify --------------------------------------------------------------------------------------
+
+    def verify(self, *, repair: bool = False) -> dict:
+        """Replay everything from scratch; raise IntegrityError at the first bad entry."""
+        try:
+            data = self.file.read_bytes()
+        except FileNotFoundError:
+            self.require()
+        report: dict = {"ok": True, "entries": 0}
+        if data and not data.endswith(b"\n"):
+            if not repair:
+                decode_buffer(data, 0, locked=True)  # raises naming the torn seq
+            with DirLock(self.root / "lock"):
+                data = self.file.read_bytes()
+                cut = data.rfind(b"\n") + 1
+                os.truncate(self.file, cut)
+                report["repaired"] = f"dropped an incomplete final line of {len(data) - cut} bytes"
+                data = data[:cut]
+        snap = self._read_snapshot()
+        self._plans.clear()
+        state = State()
+        snap_bytes = self._snap_enc.encode(snap.state) if snap else None
+        mismatch = None
+        for e in decode_buffer(data, 0, locked=True):
+            if e.seq != state.seq + 1:
+                raise IntegrityError(f"ledger entry #{state.seq + 1} is out of sequence (found seq {e.seq})")
+            if not check_hash(e):
+                raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
+            try:
+                apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
+            except Refused as err:
+                raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
+            if snap is not None and e.seq == snap.seq and self._snap_enc.encode(state) != snap_bytes:
+                mismatch = e.seq
+        if snap is not None and (mismatch is not None or snap.seq > state.seq):
+            report["snapshotMismatch"] = mismatch if mismatch is not None else snap.seq
+            self.snapshot_path.unlink(missing_ok=True)
+        from owed.ledger import plans as plan_cache
+
+        cache_mismatch = plan_cache.take_mismatches()
+        if cache_mismatch:
+            report["cacheMismatch"] = cache_mismatch
+        report["entries"] = state.seq + 1
+        report["head"] = state.head
+        if state.seq >= 0:
+            self._write_snapshot(state, len(data))
+        return report

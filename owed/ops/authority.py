@@ -1,0 +1,51 @@
+"""Who is acting: resolve `--as`, `--i-am-owner` and OWED_CONFIRM into a principal and channel.
+
+- Owner acts are delegated by default: `owner:cli`, channel `delegated`, no prompt.
+- `--i-am-owner` records channel `flag` (a weaker, visible human-automation channel).
+- `OWED_CONFIRM=owner` requires a confirmation typed on a terminal (channel `tty`, default `owner:human`);
+  without a terminal the act is refused and nothing is recorded.
+- Inside a subagent call (`DSA_CALL` or `DSA_EXEC` set) owner and parent acts are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from owed import principals as P
+from owed.errors import Refused
+
+
+def subagent_rail(role: str) -> None:
+    if role in ("owner", "parent") and (os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC")):
+        raise Refused(f"{role} acts are refused inside a subagent call (DSA_CALL/DSA_EXEC is set)")
+
+
+def confirm_owner(summary: str) -> None:
+    """Under OWED_CONFIRM=owner: ask on the terminal; refuse without one or without `yes`."""
+    if not sys.stdin.isatty():
+        raise Refused("OWED_CONFIRM=owner needs a terminal to confirm; nothing was recorded")
+    sys.stderr.write(f"{summary}\nType yes to confirm as owner: ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip() != "yes":
+        raise Refused("Owner confirmation not given; nothing was recorded.")
+
+
+def owner(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str]:
+    """(principal, channel) for an owner act."""
+    confirm = os.environ.get("OWED_CONFIRM") == "owner"
+    by = P.claimable(as_) if as_ else ("owner:human" if confirm else "owner:cli")
+    if P.role_of(by) != "owner":
+        raise Refused(f"{by} is not an owner; this is an owner act")
+    subagent_rail("owner")
+    if confirm:
+        confirm_owner(summary)
+        return by, "tty"
+    return by, ("flag" if i_am_owner else "delegated")
+
+
+def actor(as_: str | None, default: str) -> str:
+    """A non-owner principal: `--as` (claimable) or the command's default; subagent rail applied."""
+    by = P.claimable(as_) if as_ else default
+    subagent_rail(P.role_of(by))
+    return by

@@ -1,0 +1,49 @@
+"""Principals (`role:id`) and the authority rules that do not need replayed state.
+
+Roles: owner, parent, writer, reviewer, executor. Writers are minted by dispatch as
+`writer:<node>#<attempt>`; the executor is `executor:owed`; `parent:drive` is the driver's alone.
+Owner acts carry a channel: delegated (default), flag (`--i-am-owner`), tty (OWED_CONFIRM=owner).
+"""
+
+from __future__ import annotations
+
+import re
+
+from owed.errors import Refused, UsageError
+
+ROLES = ("owner", "parent", "writer", "reviewer", "executor")
+CHANNELS = ("delegated", "flag", "tty", "pi-confirm")
+EXECUTOR = "executor:owed"
+DRIVER = "parent:drive"
+DRIVER_KINDS = frozenset({"dispatch", "launch", "send", "halt", "rebase", "abandon"})
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*$")
+
+
+def parse(text: str) -> tuple[str, str]:
+    """`role:id` → (role, id); raises UsageError on anything else.
+
+    >>> parse("reviewer:demo-reviewer")
+    ('reviewer', 'demo-reviewer')
+    """
+    role, sep, ident = text.partition(":")
+    if not sep or role not in ROLES or not _ID.match(ident):
+        raise UsageError(f"bad principal {text!r}: expected role:id with role one of {', '.join(ROLES)}")
+    return role, ident
+
+
+def role_of(text: str) -> str:
+    return text.partition(":")[0]
+
+
+def writer_for(node: str, attempt: int) -> str:
+    return f"writer:{node}#{attempt}"
+
+
+def claimable(text: str) -> str:
+    """A principal given with `--as`: parsed, and never the driver's or the executor's identity."""
+    parse(text)
+    if text == DRIVER:
+        raise Refused("parent:drive is the driver's identity; it cannot be claimed with --as")
+    if text == EXECUTOR:
+        raise Refused("executor:owed is owed's own identity; it cannot be claimed with --as")
+    return text

@@ -1,0 +1,85 @@
+"""Shared fixtures: a hermetic git environment, temp repositories with a plan, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Tests set their own git identity and never read the machine's git config (CI has none).
+os.environ.update(
+    GIT_AUTHOR_NAME="owed test",
+    GIT_AUTHOR_EMAIL="test@owed.invalid",
+    GIT_COMMITTER_NAME="owed test",
+    GIT_COMMITTER_EMAIL="test@owed.invalid",
+    GIT_CONFIG_GLOBAL=os.devnull,
+    GIT_CONFIG_NOSYSTEM="1",
+)
+for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC"):
+    os.environ.pop(_k, None)
+
+QUICKSTART_PLAN = textwrap.dedent(
+    """\
+    version: 1
+    trunk: main
+    closure: [plan.yaml]
+    invariants: []
+    nodes:
+      - id: greeting
+        title: Add a greeting
+        brief: Create hello.txt containing exactly hello followed by a newline.
+        writes: [hello.txt]
+        checks:
+          - id: content
+            run: 'test "$(cat hello.txt)" = hello'
+            timeout_s: 10
+            reads: [hello.txt]
+        review: {count: 1, min_rank: 1}
+    """
+)
+
+
+def git(cwd, *args: str, check: bool = True) -> str:
+    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if check and r.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr}")
+    return r.stdout.strip()
+
+
+def make_repo(path: Path, plan_text: str = QUICKSTART_PLAN, files: dict[str, str] | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    (path / "plan.yaml").write_text(plan_text)
+    for name, text in (files or {}).items():
+        p = path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "Record acceptance plan")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+class Cli:
+    def __init__(self, cwd: Path):
+        self.cwd = cwd
+
+    def __call__(self, *args: str, cwd=None, env=None, input=None, timeout=120) -> subprocess.CompletedProcess:
+        full_env = dict(os.environ, **(env or {}))
+        return subprocess.run(
+            [sys.executable, "-m", "owed", *args], cwd=cwd or self.cwd, capture_output=True, text=True,
+            env=full_env, input=input, timeout=timeout,
+        )
+
+
+@pytest.fixture
+def owed(repo) -> Cli:
+    return Cli(repo)

@@ -1,0 +1,80 @@
+"""Fixed canonical-bytes vectors (the same ones docs/ledger-format.md shows)."""
+
+import json
+
+import msgspec
+import pytest
+
+from owed import entries as E
+from owed.canon import CanonError, canonical, sha256_hex
+
+GENESIS = E.Genesis(seq=0, ts="2026-11-30T09:00:00.000Z", prev="0" * 64, by="owner:cli", channel="delegated",
+                    trunk="main", commit="1" * 40, plan="a" * 64, path="plan.yaml")
+GENESIS_BYTES = (
+    b'{"by":"owner:cli","channel":"delegated","commit":"1111111111111111111111111111111111111111","kind":"genesis",'
+    b'"path":"plan.yaml","plan":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",'
+    b'"prev":"0000000000000000000000000000000000000000000000000000000000000000","seq":0,"trunk":"main",'
+    b'"ts":"2026-11-30T09:00:00.000Z"}'
+)
+GENESIS_HASH = "264733a2f85d56f92977e646815c6641a1a18e0de01d55c97337ed5e3bcb00c4"
+
+NOTE = E.Note(seq=1, ts="2026-11-30T09:00:01.250Z", prev=GENESIS_HASH, by="parent:cli",
+              text='héllo \u2028 "q" \\ 日本 😀\n')
+NOTE_BYTES = (
+    '{"by":"parent:cli","kind":"note","prev":"264733a2f85d56f92977e646815c6641a1a18e0de01d55c97337ed5e3bcb00c4",'
+    '"seq":1,"text":"héllo \u2028 \\"q\\" \\\\ 日本 😀\\n","ts":"2026-11-30T09:00:01.250Z"}'
+).encode()
+NOTE_HASH = "b5c4c085b2c77da3139e61ea5f829a4f1353acef0dd9c84d2897c6a295019ca6"
+
+OBS = E.Obs(seq=2, ts="2026-11-30T09:00:02.000Z", prev=NOTE_HASH, by="executor:owed", subject="greeting",
+            obligation="check:content", key="b" * 64, verdict="pass", commit="2" * 40, exit=0,
+            counts=E.Counts(tests=3, passed=3, failed=0), duration_ms=1234)
+OBS_HASH = "37459f5712504cb5114275b6c8bea279520b0c331db924e192d8ba02e796dc60"
+
+
+def test_genesis_vector():
+    assert E.entry_bytes(GENESIS) == GENESIS_BYTES
+    assert sha256_hex(GENESIS_BYTES) == GENESIS_HASH
+    assert E.seal(GENESIS).hash == GENESIS_HASH
+
+
+def test_note_vector_unicode_unescaped():
+    assert E.entry_bytes(NOTE) == NOTE_BYTES
+    assert E.seal(NOTE).hash == NOTE_HASH
+
+
+def test_nested_payload_sorted_and_defaults_omitted():
+    b = E.entry_bytes(OBS)
+    assert b'"counts":{"failed":0,"passed":3,"tests":3}' in b  # skipped=0 and format=None omitted
+    assert b"attribution" not in b and b"merging" not in b
+    assert E.seal(OBS).hash == OBS_HASH
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS])
+def test_msgspec_equals_stdlib_json(e):
+    d = msgspec.to_builtins(e)
+    d.pop("hash", None)
+    assert json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() == E.entry_bytes(e)
+
+
+def test_line_includes_hash_and_roundtrips():
+    sealed = E.seal(GENESIS)
+    line = E.line_bytes(sealed)
+    assert line.endswith(b"\n") and f'"hash":"{GENESIS_HASH}"'.encode() in line
+    assert E.decoder().decode(line) == sealed
+    assert E.entry_bytes(E.decoder().decode(line)) == GENESIS_BYTES
+
+
+def test_canonical_refuses_floats_and_non_string_keys():
+    with pytest.raises(CanonError):
+        canonical({"d": 1.5})
+    with pytest.raises(CanonError):
+        canonical({1: "x"})
+    assert canonical({"b": [1, True, None], "a": "é"}) == '{"a":"é","b":[1,true,null]}'.encode()
+
+
+def test_every_seed_kind_is_representable():
+    wanted = {"genesis", "plan", "rule", "dispatch", "rebase", "submit", "obs", "review", "waive", "defer",
+              "abandon", "hold", "resume", "merge", "note", "adopt", "escape", "decoy-commit", "decoy-reveal",
+              "launch", "send", "halt", "evidence", "grant", "refresh", "sweep"}
+    assert wanted == set(E.KINDS)

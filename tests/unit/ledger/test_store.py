@@ -1,0 +1,252 @@
+"""The ledger store on real files: appends, locks, torn tails, tampering, snapshots, newer entries."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from owed import entries as E
+from owed.errors import Busy, IntegrityError, Refused, VersionError
+from owed.ledger.lock import DirLock
+from owed.ledger.store import SNAPSHOT_EVERY, Ledger
+from owed.ops import planning
+
+
+def note(text: str, by: str = "parent:cli") -> E.Note:
+    return E.Note(seq=-1, ts="", prev="", by=by, text=text)
+
+
+@pytest.fixture
+def ledger(repo, monkeypatch) -> Ledger:
+    monkeypatch.chdir(repo)
+    planning.init(str(repo), "plan.yaml", rev=None, as_=None, i_am_owner=False, note=None)
+    return Ledger.discover(repo)
+
+
+def test_init_records_genesis_in_common_dir(ledger, repo):
+    assert ledger.root == (repo / ".git" / "owed").resolve()
+    (g,) = ledger.read_all()
+    assert g.seq == 0 and g.prev == "0" * 64 and g.by == "owner:cli" and g.channel == "delegated"
+    assert g.ts.endswith("Z") and len(g.ts) == len("2026-11-30T09:00:00.000Z")
+
+
+def test_append_chains_and_verifies(ledger):
+    for i in range(5):
+        ledger.append(lambda s, i=i: [note(f"n{i}")])
+    entries = ledger.read_all()
+    assert [e.seq for e in entries] == list(range(6))
+    assert all(b.prev == a.hash for a, b in zip(entries, entries[1:]))
+    assert ledger.verify()["entries"] == 6
+
+
+def test_refused_draft_records_nothing(ledger):
+    before = ledger.file.read_bytes()
+
+    def bad(state):
+        raise Refused("no")
+
+    with pytest.raises(Refused):
+        ledger.append(bad)
+    with pytest.raises(Refused):  # the reducer's guard: a writer has no channel, an owner needs one
+        ledger.append(lambda s: [E.Note(seq=-1, ts="", prev="", by="owner:cli", text="x")])
+    assert ledger.file.read_bytes() == before
+
+
+def test_parent_drive_limited_to_its_kinds(ledger):
+    with pytest.raises(Refused, match="parent:drive may not record note"):
+        ledger.append(lambda s: [note("x", by="parent:drive")])
+
+
+APPENDER = textwrap.dedent(
+    """
+    import sys
+    from owed import entries as E
+    from owed.ledger.store import Ledger
+    led = Ledger(sys.argv[1])
+    for i in range(int(sys.argv[3])):
+        led.append(lambda s, i=i: [E.Note(seq=-1, ts="", prev="", by="parent:p" + sys.argv[2], text=str(i))])
+    """
+)
+
+
+def test_eight_processes_append_concurrently(ledger):
+    procs = [
+        subprocess.Popen([sys.executable, "-c", APPENDER, str(ledger.root), str(k), "100"]) for k in range(8)
+    ]
+    assert [p.wait(timeout=240) for p in procs] == [0] * 8
+    entries = ledger.read_all()
+    assert len(entries) == 801
+    mine = [e for e in entries if e.seq > 0]
+    for k in range(8):
+        assert [e.text for e in mine if e.by == f"parent:p{k}"] == [str(i) for i in range(100)]
+    assert ledger.verify()["entries"] == 801
+
+
+def test_stale_lock_of_dead_pid_is_broken(ledger):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    lock = ledger.root / "lock"
+    lock.mkdir()
+    (lock / "owner.json").write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "ts": "x"}))
+    ledger.append(lambda s: [note("after stale")])
+    assert ledger.read_all()[-1].text == "after stale"
+    assert not lock.exists()
+
+
+def test_live_lock_times_out_busy(ledger):
+    with DirLock(ledger.root / "lock"):
+        with pytest.raises(Busy, match=f"held by pid {os.getpid()}"):
+            DirLock(ledger.root / "lock", timeout_s=0.2).acquire()
+
+
+def test_other_hosts_lock_is_not_broken(ledger):
+    lock = ledger.root / "lock"
+    lock.mkdir()
+    (lock / "owner.json").write_text(json.dumps({"pid": 1, "host": "elsewhere.invalid", "ts": "x"}))
+    with pytest.raises(Busy):
+        DirLock(lock, timeout_s=0.1).acquire()
+
+
+def test_busy_cli_exit_75(ledger, owed, repo):
+    text = (repo / "plan.yaml").read_text().replace("review: {count: 1, min_rank: 1}", "review: {count: 2, min_rank: 1}")
+    (repo / "plan.yaml").write_text(text)
+    with DirLock(ledger.root / "lock"):
+        r = owed("plan", "plan.yaml", env={"OWED_LOCK_TIMEOUT": "0.3"})
+        rj = owed("plan", "plan.yaml", "--json", env={"OWED_LOCK_TIMEOUT": "0.3"})
+    assert r.returncode == 75, r.stderr
+    assert r.stderr.startswith("owed: ledger lock busy") and len(r.stderr.strip().splitlines()) == 1
+    assert rj.returncode == 75 and json.loads(rj.stdout)["code"] == "busy"
+    assert owed("plan", "plan.yaml").returncode == 0
+
+
+def test_sigkill_during_appends_leaves_a_verifiable_ledger(ledger):
+    p = subprocess.Popen([sys.executable, "-c", APPENDER, str(ledger.root), "k", "100000"])
+    deadline = time.time() + 20
+    while time.time() < deadline and ledger.file.stat().st_size < 20000:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    report = ledger.verify(repair=True)  # a torn final line, if the kill landed mid-write, is dropped
+    assert report["entries"] >= 20
+    ledger.append(lambda s: [note("after kill")])  # the dead holder's lock is stale and broken
+    assert ledger.verify()["entries"] == report["entries"] + 1
+
+
+def test_torn_tail_ignored_unlocked_refused_locked(ledger):
+    ledger.append(lambda s: [note("ok")])
+    with open(ledger.file, "ab") as f:
+        f.write(b'{"by":"parent:cli","kind":"note"')
+    state = ledger.state()
+    assert state.seq == 1  # unlocked read ignores the fragment
+    with pytest.raises(IntegrityError, match="#2 is incomplete"):
+        ledger.append(lambda s: [note("x")])
+    with pytest.raises(IntegrityError, match="#2 is incomplete"):
+        ledger.verify()
+    assert "repaired" in ledger.verify(repair=True)
+    ledger.append(lambda s: [note("x")])
+    assert ledger.verify()["entries"] == 3
+
+
+@pytest.mark.parametrize("field", ["text", "hash", "prev", "seq"])
+def test_byte_flip_tamper_names_the_seq(ledger, field):
+    for i in range(3):
+        ledger.append(lambda s, i=i: [note(f"text{i}")])
+    lines = ledger.file.read_bytes().split(b"\n")
+    d = json.loads(lines[2])
+    if field == "seq":
+        d["seq"] = 7
+    elif field == "text":
+        d["text"] = "text!"
+    else:
+        d[field] = ("f" if d[field][0] != "f" else "e") + d[field][1:]
+    lines[2] = json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ledger.file.write_bytes(b"\n".join(lines))
+    with pytest.raises(IntegrityError, match="#2 "):
+        ledger.verify()
+
+
+def test_raw_byte_flip_detected(ledger):
+    ledger.append(lambda s: [note("abcdef")])
+    data = bytearray(ledger.file.read_bytes())
+    i = data.index(b"abcdef")
+    data[i] ^= 0x01
+    ledger.file.write_bytes(bytes(data))
+    with pytest.raises(IntegrityError, match="#1 hash mismatch"):
+        ledger.verify()
+
+
+def test_unknown_kind_and_field_need_newer_owed(ledger):
+    good = ledger.file.read_bytes()
+    tail = E.seal(E.Note(seq=1, ts="2026-01-01T00:00:00.000Z", prev=ledger.read_all()[0].hash, by="parent:cli", text="x"))
+    d = json.loads(E.line_bytes(tail))
+    d["kind"] = "frobnicate"
+    ledger.file.write_bytes(good + json.dumps(d).encode() + b"\n")
+    with pytest.raises(VersionError, match=r"ledger entry #1 \(kind 'frobnicate'\) needs a newer owed than"):
+        ledger.read_all()
+    d["kind"] = "note"
+    d["shiny"] = 1
+    ledger.file.write_bytes(good + json.dumps(d).encode() + b"\n")
+    with pytest.raises(VersionError, match=r"ledger entry #1 \(note: .*shiny.*\) needs a newer owed"):
+        ledger.state()
+
+
+def test_malformed_complete_line_names_seq(ledger):
+    with open(ledger.file, "ab") as f:
+        f.write(b"{not json}\n")
+    with pytest.raises(IntegrityError, match="#1 is malformed"):
+        ledger.state()
+
+
+def test_snapshot_folds_only_new_entries(ledger):
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])  # writes a snapshot
+    fresh = Ledger(ledger.root)
+    fresh.state()
+    assert fresh.folded == 0
+    ledger.append(lambda s: [note("one more")])
+    fresh = Ledger(ledger.root)
+    assert fresh.state().seq == SNAPSHOT_EVERY + 1
+    assert fresh.folded == 1
+
+
+def test_damaged_or_foreign_snapshot_is_ignored(ledger):
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
+    full = Ledger(ledger.root).load(use_snapshot=False)[0]
+    ledger.snapshot_path.write_bytes(b"garbage")
+    fresh = Ledger(ledger.root)
+    assert fresh.state() == full and fresh.folded == full.seq + 1
+    # A snapshot that does not match the ledger (the ledger was replaced) is ignored too.
+    entries = ledger.read_all()
+    ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[: SNAPSHOT_EVERY // 2]))
+    assert Ledger(ledger.root).state().seq == SNAPSHOT_EVERY // 2 - 1
+
+
+def test_verify_reports_snapshot_mismatch_and_rewrites(ledger):
+    import msgspec
+
+    from owed.ledger.store import _Snapshot
+
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
+    snap = msgspec.msgpack.decode(ledger.snapshot_path.read_bytes(), type=_Snapshot)
+    snap.state.merged["ghost"] = 3
+    ledger.snapshot_path.write_bytes(msgspec.msgpack.encode(snap))
+    report = ledger.verify()
+    assert report["snapshotMismatch"] == snap.seq
+    assert "ghost" not in Ledger(ledger.root).state().merged
+
+
+def test_blob_names_validated(ledger):
+    from owed.errors import UsageError
+
+    sha = ledger.put_blob(b"hello")
+    assert ledger.get_blob(sha) == b"hello"
+    with pytest.raises(UsageError):
+        ledger.get_blob("../ledger.jsonl")
+    with pytest.raises(IntegrityError):
+        ledger.get_blob("0" * 64)
