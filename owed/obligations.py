@@ -147,8 +147,9 @@ def shell_predicate(command: str, *, timeout: float = 20.0) -> PredicateOutcome:
     """The default `run_predicate`: run the command in a subshell, bounded in time.
 
     The exit status is the answer and nothing else is interpreted. Anything that is not an
-    exit status -- a timeout, a shell that would not start, a shell killed by a signal --
-    comes back as `status=None`, which is `unknown`, which is `?`.
+    exit status -- a timeout, a shell that would not start, a shell killed by a signal, the
+    shell's own 126/127 for a command it could not execute or find -- comes back as
+    `status=None`, which is `unknown`, which is `?`.
 
     The command runs as `sh -c` (POSIX shell, no login profile) in its own process group, in a
     fresh empty directory with stdin closed, and the whole group is killed at the timeout.
@@ -172,7 +173,10 @@ def shell_predicate(command: str, *, timeout: float = 20.0) -> PredicateOutcome:
     if out.timed_out:
         return PredicateOutcome(None, _join(f"timed out after {timeout:g}s", text))
     if out.could_not_run:
-        return PredicateOutcome(None, _join(f"could not run: {out.error or 'the shell did not start'}", text))
+        # No shell at all, or the shell's own 126/127 ("cannot execute" / "not found", reserved by
+        # POSIX): the question was never put, so there is no answer to read.
+        why = out.error or (f"exit {out.exit_code}, the command could not be executed" if out.exit_code else "")
+        return PredicateOutcome(None, _join(f"could not run: {why or 'the shell did not start'}", text))
     if out.exit_code is None:
         # The shell itself died of a signal: it never answered the question.
         return PredicateOutcome(None, _join(f"shell killed by signal {out.signal or '?'}", text))

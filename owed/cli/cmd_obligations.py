@@ -94,7 +94,7 @@ def render(report: dict) -> str:
 
 
 def _scope_line(report: dict) -> str:
-    owners = ", ".join(report["owners"]) or "(given issues)"
+    owners = ", ".join(report["owners"]) or "?"  # unresolved: the listing failed before a search
     trusted = ", ".join(report["trusted_owners"]) or "nobody"
     return f"obligations: owners {owners} · label {report['label']} · predicates run for {trusted}"
 
