@@ -239,7 +239,7 @@ def owed(
     envelope = {"owners": list(searched), "label": label, "limit": limit}
     try:
         if issues_source is None:
-            if not searched:
+            if owners is None:  # an explicit empty `owners` stays empty: gh_issues refuses it
                 searched = configured_owners(timeout=timeout)
                 envelope["owners"] = list(searched)
             issues_source = gh_issues
@@ -249,10 +249,12 @@ def owed(
             issues = issues_source
         if not isinstance(issues, list) or not all(isinstance(i, dict) for i in issues):
             raise GhUnavailable(f"issues_source returned {type(issues).__name__}, not a list of issue dicts")
+        failure = None
     except GhUnavailable as e:
-        trusted = searched if trusted_owners is None else _owner_tuple(trusted_owners)
-        return _envelope(envelope, trusted, rows=[], listed=False, checked=False, truncated=False, error=str(e))
+        failure = str(e)
     trusted = searched if trusted_owners is None else _owner_tuple(trusted_owners)
+    if failure is not None:
+        return _envelope(envelope, trusted, rows=[], listed=False, checked=False, truncated=False, error=failure)
     if run_predicate is None:
 
         def run_predicate(command: str) -> PredicateOutcome:

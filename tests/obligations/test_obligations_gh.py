@@ -94,3 +94,10 @@ def test_owed_with_gh_missing_reports_a_failed_listing(no_gh):
     assert (report["listed"], report["error"], report["counts"]["total"]) == (False, "gh not found on PATH", 0)
     report = owed()
     assert report["listed"] is False and "no owners configured" in report["error"]
+
+
+def test_owed_with_explicitly_no_owners_searches_nothing(fake_gh, monkeypatch):
+    monkeypatch.setenv("OPENLOOPS_OWNERS", "acme")
+    report = owed(owners=[])
+    assert report["listed"] is False and "no owners to search" in report["error"]
+    assert fake_gh.calls() == []
