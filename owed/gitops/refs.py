@@ -33,11 +33,13 @@ class RefsMixin(RepoBase):
     def ref_oid(self, refname: str) -> str | None:
         if not refname.startswith("refs/"):
             raise ValueError(f"ref_oid needs a full ref name (refs/...), got {refname!r}")
-        # show-ref --verify matches the exact name, never rev-parse's DWIM search (refs/heads/refs/...).
-        r = self._git(["show-ref", "--verify", "--quiet", "--hash", refname], ok=(0, 1))
-        if r.code != 0:
-            return None
-        return r.out.decode().strip() or None
+        # An exact name match, never rev-parse's DWIM search (which would try refs/heads/<refname> too).
+        out = self._git(["for-each-ref", "--format=%(objectname) %(refname)", "--", refname]).out
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            oid, _, name = line.partition(" ")
+            if name == refname:
+                return oid
+        return None
 
     def branch_oid(self, branch: str) -> str | None:
         return self.ref_oid(f"refs/heads/{branch}")
