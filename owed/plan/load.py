@@ -1,0 +1,228 @@
+"""Plans at the boundary: YAML/JSON bytes → a validated `Plan`; a `Plan` ↔ its stored blob.
+
+- `parse_plan(data, source=, fmt=)`: the only way raw plan text becomes a `Plan`. Every problem
+  is collected and raised at once as `PlanError` (a `UsageError`, exit 2); no other exception
+  escapes for any input.
+- `read_plan_file(path)`: the file-reading edge, returns the plan and the file's exact bytes.
+- `plan_blob` / `plan_sha`: canonical JSON of the normalized plan (defaults omitted) and its
+  sha256: what the ledger stores. `plan_from_blob`: fast typed decode for replay (no YAML, no
+  cross-field rules: those ran when the plan was recorded).
+
+YAML is read with the YAML 1.2 core schema, like the original's parser: only `true`/`false` are
+booleans (`yes`, `on`, `no` stay strings), dates stay strings, `010` is not octal, and merge keys
+(`<<`) are not supported (they are the one YAML feature that copies data, an alias-bomb vector).
+Keys repeated in one mapping are reported as problems.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+import yaml
+
+from owed.canon import canonical_unchecked, sha256_hex
+from owed.errors import IntegrityError, UsageError, VersionError
+from owed.plan import validate
+from owed.plan.model import Plan
+from owed.plan.walk import DupMapping, TooLarge, Walker
+
+MAX_BYTES = 16 * 1024 * 1024
+BUDGET = 1_000_000  # values visited; a 2,000-node plan with ten checks each uses about a third
+MAX_SHOWN = 100  # problems in the one-line message; `problems` always has all of them
+
+
+class PlanError(UsageError):
+    """An invalid plan: `problems` lists every problem, each `<field path>: <what is wrong>`."""
+
+    def __init__(self, source: str, problems: list[str]):
+        shown = "; ".join(problems[:MAX_SHOWN])
+        if len(problems) > MAX_SHOWN:
+            shown += f"; … +{len(problems) - MAX_SHOWN} more"
+        super().__init__(f"invalid plan {source}: {shown}", details={"problems": list(problems)})
+        self.source = source
+        self.problems = list(problems)
+
+
+# --- YAML 1.2 core schema on libyaml ------------------------------------------------------
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc, valid-type]
+    pass
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _tag, _rx, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+):
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_rx), list(_first))
+
+
+def _construct_int(loader: Any, node: Any) -> int:
+    text = loader.construct_scalar(node)
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body.startswith("0o"):
+        return sign * int(body[2:], 8)
+    if body.startswith("0x"):
+        return sign * int(body[2:], 16)
+    return sign * int(body, 10)
+
+
+def _construct_map(loader: Any, node: Any):
+    data = DupMapping()
+    yield data
+    if not isinstance(node, yaml.MappingNode):
+        raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=False)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(None, None, "found an unhashable key", key_node.start_mark)
+        value = loader.construct_object(value_node, deep=False)
+        if key in data:
+            data.dups.append(key)
+        data[key] = value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+
+
+def _yaml(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise _Invalid(f"invalid YAML{where}: {e.problem or e.context}")
+    except Exception as e:  # noqa: BLE001
+        # Explicit tags reach constructors that raise plain built-in errors (`!!int x`,
+        # `!!binary` junk, 5,000-digit integers): all are the document's fault, never a crash.
+        raise _Invalid(f"invalid YAML: {_one_line(e)}")
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> DupMapping:
+    out = DupMapping()
+    for key, value in pairs:
+        if key in out:
+            out.dups.append(key)
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_json_object, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise _Invalid(f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}")
+    except Exception as e:  # noqa: BLE001 - deep nesting, huge integers: the document's fault
+        raise _Invalid(f"invalid JSON: {_one_line(e)}")
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text[:300]
+
+
+# --- parse -------------------------------------------------------------------------------
+
+_PLAN_TYPE = mi.type_info(Plan)
+
+
+def _raw(data: bytes | str, source: str, fmt: str | None) -> Any:
+    if fmt is None:
+        fmt = "json" if source.lower().endswith(".json") else "yaml"
+    if fmt not in ("yaml", "json"):
+        raise ValueError(f"unknown plan format {fmt!r}")  # a caller's bug, not bad input
+    if len(data) > MAX_BYTES:
+        raise PlanError(source, [f"larger than {MAX_BYTES // (1024 * 1024)} MiB"])
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise PlanError(source, [f"not valid UTF-8 (byte {e.start})"]) from None
+    data = data.removeprefix("\ufeff")
+    try:
+        return _json(data) if fmt == "json" else _yaml(data)
+    except _Invalid as e:
+        raise PlanError(source, [str(e)]) from None
+
+
+def parse_plan(data: bytes | str, *, source: str = "plan", fmt: str | None = None) -> Plan:
+    """Parse and validate a plan; `fmt` is "yaml" or "json" (default: by `source`'s extension)."""
+    raw = _raw(data, source, fmt)
+    walker = Walker(
+        rules=validate.RULES,
+        string_rules=validate.STRING_RULES,
+        converters=validate.CONVERTERS,
+        normalizers=validate.NORMALIZERS,
+        budget=BUDGET,
+    )
+    try:
+        plan = walker.walk(raw, _PLAN_TYPE, "")
+    except TooLarge:
+        raise PlanError(source, [f"too large (more than {BUDGET} values after expanding YAML aliases)"]) from None
+    if walker.problems:
+        raise PlanError(source, walker.problems)
+    return plan
+
+
+def read_plan_file(path: str | Path) -> tuple[Plan, bytes]:
+    """Read and parse a plan file; returns the plan and the file's bytes as read."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read plan {path}: {e.strerror or e}") from None
+    return parse_plan(data, source=str(path)), data
+
+
+# --- blobs -------------------------------------------------------------------------------
+
+_blob_decoder = msgspec.json.Decoder(Plan)
+
+
+def plan_blob(plan: Plan) -> bytes:
+    """Canonical JSON of the plan (sorted keys, defaults omitted): the ledger's plan blob."""
+    return canonical_unchecked(plan)  # plans hold no floats (limits are decimal text)
+
+
+def plan_sha(plan: Plan) -> str:
+    return sha256_hex(plan_blob(plan))
+
+
+def plan_from_blob(data: bytes) -> Plan:
+    """Decode a stored plan blob; refuses blobs that are not the canonical form of a plan."""
+    try:
+        plan = _blob_decoder.decode(data)
+    except msgspec.ValidationError as e:
+        if "unknown field" in str(e):
+            raise VersionError(f"plan blob needs a newer owed ({e})", hint="upgrade owed") from None
+        raise IntegrityError(f"plan blob does not decode: {e}") from None
+    except msgspec.DecodeError as e:
+        raise IntegrityError(f"plan blob is not JSON: {e}") from None
+    if plan_blob(plan) != data:
+        raise IntegrityError("plan blob is not in canonical form")
+    return plan

@@ -1,0 +1,245 @@
+"""The typed plan: frozen msgspec Structs, one per YAML block, with defaults and constraints.
+
+These Structs are the only shape a plan has after the boundary (`owed.plan.load`). Field
+constraints live in `Annotated[..., Meta(...)]`: msgspec enforces them when a stored blob is
+decoded, and the loader's walker reads the same metadata to report every problem with its path.
+`Meta.extra["owed"]` names an extra string rule the loader applies (patterns, branch names,
+templates, regexes); `description` is the phrase used in "expected ..." messages.
+
+Normalization (so equal plans have equal blobs): fields equal to their default are omitted from
+the blob; an optional block equal to its all-default form (`exec: {}`, `worktrees: {}`,
+`drive: {}`, `limits: {}`) becomes absent; `repeat.need` equal to `runs` is dropped.
+
+`limits` MiB values are stored as decimal strings ("100", "0.5"): canonical JSON refuses floats,
+and `Limits.file_bytes`/`diff_bytes` give the exact integer byte bound (floor(MiB × 2^20); for
+integer sizes `size > floor(x)` is the same test as `size > x`).
+
+>>> p = Plan(trunk="main", nodes=(Node(id="a"), Node(id="b", deps=("a",))))
+>>> p.node("b").deps, p.node("zz"), p.drive_config.max, p.worktrees_config.branch
+(('a',), None, 4, 'owed/{node}/{attempt}')
+"""
+
+from __future__ import annotations
+
+import weakref
+from decimal import Decimal
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+from owed.plan import names
+
+MAX_INT = 2**53 - 1  # integers stay exact in the original's JSON (JavaScript numbers)
+
+
+def _meta(description: str, *, pattern: str | None = None, rule: str | None = None, **kw) -> Meta:
+    return Meta(pattern=pattern, description=description, extra={"owed": rule} if rule else None, **kw)
+
+
+Text = Annotated[str, _meta("a non-blank string", pattern=names.TEXT)]
+Glob = Annotated[str, _meta("a path pattern", min_length=1, rule="pattern")]
+IdGlob = Annotated[str, _meta("an id pattern", min_length=1, rule="pattern")]
+NodeId = Annotated[
+    str, _meta("an id (letters, digits, '.', '_', '-'; starting with a letter or digit)", pattern=names.NODE_ID, rule="node_id")
+]
+CheckId = Annotated[str, _meta("an id (letters, digits, '.', '_', ':', '-'; starting with a letter or digit)", pattern=names.CHECK_ID)]
+EvidenceId = Annotated[str, _meta("an id (letters, digits, '.', '_', '-'; starting with a letter or digit)", pattern=names.EVIDENCE_ID)]
+AgentName = Annotated[str, _meta("an agent name (letters, digits, '.', '_', '-')", pattern=names.AGENT_NAME)]
+EnvName = Annotated[str, _meta("a variable name matching ^[A-Za-z_][A-Za-z0-9_]*$", pattern=names.ENV_NAME, rule="env_name")]
+Branch = Annotated[str, _meta("a branch name", min_length=1, rule="branch")]
+Regex = Annotated[str, _meta("a regular expression", min_length=1, rule="regex")]
+Mib = Annotated[str, _meta("a positive number of MiB", pattern=names.DECIMAL, rule="mib")]
+Pos = Annotated[int, _meta("a positive integer", ge=1, le=MAX_INT)]
+NonNeg = Annotated[int, _meta("a non-negative integer", ge=0, le=MAX_INT)]
+Rank = Annotated[int, _meta("an integer from 1 to 3", ge=1, le=3)]
+Runs = Annotated[int, _meta("an integer from 1 to 9", ge=1, le=9)]
+Batch = Annotated[int, _meta("an integer from 1 to 8", ge=1, le=8)]
+Globs = tuple[Glob, ...]
+
+
+class Spec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Base of every plan Struct: immutable, strict, defaults omitted when encoded."""
+
+
+class Repeat(Spec, kw_only=True):
+    runs: Runs
+    need: Runs | None = None  # None: all runs must pass
+
+    @property
+    def needed(self) -> int:
+        return self.runs if self.need is None else self.need
+
+
+class Measured(Spec, kw_only=True):
+    """Fields shared by trunk invariants and node checks."""
+
+    id: CheckId
+    run: Text
+    timeout_s: Pos = 600
+    reads: Globs = ("**",)
+    min_tests: NonNeg | None = None
+    on_timeout: Text | None = None  # diagnostics only: enters no key
+    repeat: Repeat | None = None
+
+
+class Invariant(Measured, kw_only=True):
+    pass
+
+
+class Check(Measured, kw_only=True):
+    red: bool = False
+    tests: Globs = ()
+    red_expect: Regex | None = None
+
+
+class Review(Spec, kw_only=True):
+    count: NonNeg = 0
+    min_rank: Rank = 1
+
+
+class Evidence(Spec, kw_only=True):
+    id: EvidenceId
+    what: Text
+    by: Literal["reviewer", "parent", "owner"] = "reviewer"
+
+
+class RoleOverride(Spec, kw_only=True):
+    """A node's `drive.writer`/`drive.reviewer`: replace the agent, the model, or both."""
+
+    agent: AgentName | None = None
+    model: Text | None = None
+
+
+class NodeDrive(Spec, kw_only=True):
+    writer: RoleOverride | None = None
+    reviewer: RoleOverride | None = None
+
+
+class Node(Spec, kw_only=True):
+    id: NodeId
+    title: Text | None = None
+    brief: Text | None = None
+    deps: tuple[NodeId, ...] = ()
+    writes: Globs = ()
+    later: bool = False
+    type: Annotated[str, _meta("a type matching ^[a-z][a-z0-9-]*$", pattern=names.NODE_TYPE)] = "feat"
+    checks: tuple[Check, ...] = ()
+    review: Review = Review()
+    approve: Literal["owner"] | None = None
+    evidence: tuple[Evidence, ...] = ()
+    drive: NodeDrive | None = None
+
+
+class Limits(Spec, kw_only=True):
+    file_mib: Mib | None = None
+    diff_mib: Mib | None = None
+
+    @property
+    def file_bytes(self) -> int | None:
+        return _mib_bytes(self.file_mib)
+
+    @property
+    def diff_bytes(self) -> int | None:
+        return _mib_bytes(self.diff_mib)
+
+
+def _mib_bytes(value: str | None) -> int | None:
+    return None if value is None else int(Decimal(value) * 1048576)
+
+
+class Worktrees(Spec, kw_only=True):
+    root: Annotated[str, _meta("a non-empty path", min_length=1, rule="control")] = ".owed/wt"
+    branch: Annotated[str, _meta("a branch template", min_length=1, rule="template")] = "owed/{node}/{attempt}"
+
+
+NonEmpty = Annotated[str, _meta("a non-empty string", min_length=1)]
+
+
+class Exec(Spec, kw_only=True):
+    env: dict[EnvName, str] = {}
+    wrap: Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _meta("a wrap template", pattern=names.TEXT, rule="wrap")] | None = None
+    wrap_grace_s: NonNeg = 30
+
+
+class Role(Spec, kw_only=True):
+    agent: AgentName
+    model: Text | None = None
+
+
+class Agent(Spec, kw_only=True):
+    command: Text
+    timeout_s: Pos | None = None
+
+
+class Drive(Spec, kw_only=True):
+    writer: Role | None = None
+    reviewer: Role | None = None
+    agents: dict[AgentName, Agent] = {}
+    max: Pos = 4
+    measure: Pos = 2
+    repairs: NonNeg = 2
+    min_free_mb: NonNeg = 2048
+    watch_idle_min: NonNeg = 15
+    idle_rewake_min: NonNeg = 60
+    merge_batch: Batch = 1
+
+
+class AllowRule(Spec, kw_only=True):
+    nodes: Annotated[tuple[IdGlob, ...], Meta(min_length=1)] = ("*",)
+    review_count: NonNeg | None = None
+    review_rank: Rank | None = None
+    writes: Annotated[Globs, Meta(min_length=1)] | None = None
+    checks: Annotated[tuple[IdGlob, ...], Meta(min_length=1)] | None = None
+    adopt: Annotated[Globs, Meta(min_length=1)] | None = None
+
+
+class Sweep(Spec, kw_only=True):
+    run: Text
+    timeout_s: Pos = 600
+    reads: Globs = ()  # a description only: no key
+
+
+class Plan(Spec, kw_only=True, weakref=True):
+    version: Literal[1] = 1
+    trunk: Branch
+    closure: Globs = ()
+    setup: Text | None = None
+    slot_setup: Text | Literal[False] | None = None
+    limits: Limits | None = None
+    invariants: tuple[Invariant, ...] = ()
+    nodes: tuple[Node, ...] = ()
+    worktrees: Worktrees | None = None
+    exec: Exec | None = None
+    drive: Drive | None = None
+    allow: tuple[AllowRule, ...] = ()
+    sweep: Sweep | None = None
+
+    def node(self, node_id: str) -> Node | None:
+        """The node with this id, or None (an index built once per plan)."""
+        return _index(self).get(node_id)
+
+    @property
+    def drive_config(self) -> Drive:
+        return self.drive or Drive()
+
+    @property
+    def worktrees_config(self) -> Worktrees:
+        return self.worktrees or Worktrees()
+
+    @property
+    def exec_config(self) -> Exec:
+        return self.exec or Exec()
+
+
+_INDEXES: dict[int, dict[str, Node]] = {}
+
+
+def _index(plan: Plan) -> dict[str, Node]:
+    # Plans are frozen, so an index keyed by identity stays right; it is dropped with the plan.
+    key = id(plan)
+    found = _INDEXES.get(key)
+    if found is None:
+        found = _INDEXES[key] = {n.id: n for n in plan.nodes}
+        weakref.finalize(plan, _INDEXES.pop, key, None)
+    return found

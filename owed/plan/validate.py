@@ -1,0 +1,236 @@
+"""Plan validation beyond single-field types, and plan warnings (pure).
+
+For the schema walker (`owed.plan.walk`):
+- `STRING_RULES`: extra checks on one string, named by `Meta.extra["owed"]` in `owed.plan.model`.
+- `CONVERTERS`: fields whose YAML value has another type than the stored one (MiB → decimal text).
+- `RULES`: per-Struct rules over several fields or list items. Each declares the fields it reads
+  and only runs when the walker found them valid; it yields `(sub-path, message)` pairs.
+- `NORMALIZERS`: canonical forms, so equal plans have equal blobs.
+
+For `owed init` / `owed plan`: `warnings(plan)`, advice that never refuses: a node with no checks
+and no evidence (acceptance rests on review alone); `min_tests` on a command that loops in the
+shell (owed reads one summary, the last, not a sum); `tests`/`red_expect` without `red: true`.
+
+>>> from owed.plan.model import Plan, Node
+>>> warnings(Plan(trunk="main", nodes=(Node(id="docs"),)))
+['node docs has no checks: its acceptance rests on review alone']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from typing import Any, Iterable
+
+import msgspec
+
+from owed import globs
+from owed.plan import graph, names
+from owed.plan.model import MAX_INT, AllowRule, Check, Drive, Measured, Node, Plan, Repeat
+from owed.plan.walk import Rule, Walker, got
+
+Problems = Iterable[tuple[str, str]]
+
+
+def _env_name(name: str) -> list[str]:
+    if name in names.RESERVED_ENV:
+        return ["reserved: owed sets CI, OWED and OWED_TREE itself"]
+    return []
+
+
+STRING_RULES = {
+    "pattern": globs.pattern_problems,
+    "branch": names.branch_problems,
+    "template": names.template_problems,
+    "control": names.control_problems,
+    "regex": names.regex_problems,
+    "wrap": names.wrap_template_problems,
+    "node_id": names.node_id_problems,
+    "env_name": _env_name,
+}
+
+
+def mib(v: Any) -> tuple[Any, str | None]:
+    """A positive finite number of MiB → its shortest decimal text ("100", "0.5").
+
+    Decimal text itself is accepted too, so a stored blob parses back to the same plan.
+    """
+    if type(v) is str and re.match(names.DECIMAL, v):
+        value: Decimal | None = Decimal(v)
+    elif type(v) is int or (type(v) is float and math.isfinite(v)):
+        value = Decimal(v) if type(v) is int else Decimal(repr(v))
+    else:
+        value = None
+    if value is None or value <= 0 or value > MAX_INT:
+        return None, f"expected a positive number of MiB (at most 2^53-1), got {got(v)}"
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text, None
+
+
+CONVERTERS = {"mib": mib}
+
+
+def _repeat(r: Repeat, w: Walker) -> Problems:
+    if r.need is not None and r.need > r.runs:
+        yield ".need", f"must not exceed runs ({r.runs}), got {r.need}"
+
+
+def _red_tests(c: Check, w: Walker) -> Problems:
+    if c.red and not c.tests:
+        yield ".tests", "required when red is true (the files overlaid on the base for the red run)"
+
+
+def _red_repeat(c: Check, w: Walker) -> Problems:
+    if c.red and c.repeat is not None:
+        yield ".repeat", "not allowed on a red check"
+
+
+def _unique(items: Iterable[Any], field: str, w: Walker, where: str, what: str) -> Problems:
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        if not w.ok(item, field):
+            continue
+        value = getattr(item, field)
+        if value in seen:
+            yield f"{where}[{i}].{field}", f"duplicate {what} {got(value)} (also {where.lstrip('.')}[{seen[value]}])"
+        else:
+            seen[value] = i
+
+
+def _node_writes(n: Node, w: Walker) -> Problems:
+    if n.checks and not n.writes:
+        yield ".writes", "must not be empty when the node has checks"
+
+
+def _node_ids(n: Node, w: Walker) -> Problems:
+    yield from _unique(n.checks, "id", w, ".checks", "check id")
+
+
+def _evidence_ids(n: Node, w: Walker) -> Problems:
+    yield from _unique(n.evidence, "id", w, ".evidence", "evidence id")
+
+
+def _dup_deps(n: Node, w: Walker) -> Problems:
+    seen: set[str] = set()
+    for i, d in enumerate(n.deps):
+        if d in seen:
+            yield f".deps[{i}]", f"duplicate dependency {got(d)}"
+        seen.add(d)
+
+
+def _drive_agents(d: Drive, w: Walker) -> Problems:
+    for role in ("writer", "reviewer"):
+        r = getattr(d, role)
+        if r is not None and w.ok(d, role) and w.ok(r, "agent") and r.agent not in d.agents:
+            yield f".{role}.agent", f"{got(r.agent)} is not defined in drive.agents"
+
+
+def _allow_permission(r: AllowRule, w: Walker) -> Problems:
+    if (r.review_count, r.review_rank, r.writes, r.checks, r.adopt) == (None,) * 5:
+        yield "", "a rule needs at least one permission (review_count, review_rank, writes, checks or adopt)"
+
+
+def _plan_ids(p: Plan, w: Walker) -> Problems:
+    yield from _unique(p.nodes, "id", w, ".nodes", "node id")
+    folded: dict[str, int] = {}
+    for i, n in enumerate(p.nodes):
+        if not w.ok(n, "id"):
+            continue
+        key = n.id.casefold()
+        j = folded.setdefault(key, i)
+        if j != i and p.nodes[j].id != n.id:
+            yield (
+                f".nodes[{i}].id",
+                f"{got(n.id)} equals {got(p.nodes[j].id)} (nodes[{j}]) ignoring case: "
+                "they would share a branch and a worktree on a case-insensitive filesystem",
+            )
+
+
+def _plan_deps(p: Plan, w: Walker) -> Problems:
+    known = {n.id for n in p.nodes if w.ok(n, "id")}
+    index: dict[str, int] = {}
+    for i, n in enumerate(p.nodes):
+        if w.ok(n, "id"):
+            index.setdefault(n.id, i)
+    edges = {}
+    for i, n in enumerate(p.nodes):
+        if not w.ok(n, "id", "deps"):
+            continue
+        edges.setdefault(n.id, n.deps)
+        for j, d in enumerate(n.deps):
+            if d not in known:
+                yield f".nodes[{i}].deps[{j}]", f"unknown node {got(d)}"
+    for cycle in graph.find_cycles(edges):
+        yield f".nodes[{index[cycle[0]]}].deps", "dependency cycle " + " -> ".join(cycle)
+
+
+def _plan_invariant_ids(p: Plan, w: Walker) -> Problems:
+    yield from _unique(p.invariants, "id", w, ".invariants", "invariant id")
+
+
+def _plan_node_agents(p: Plan, w: Walker) -> Problems:
+    if p.drive is not None and not w.ok(p.drive, "agents"):
+        return
+    agents = p.drive.agents if p.drive is not None else {}
+    for i, n in enumerate(p.nodes):
+        if n.drive is None or not w.ok(n, "drive"):
+            continue
+        for role in ("writer", "reviewer"):
+            r = getattr(n.drive, role)
+            if r is not None and w.ok(r, "agent") and r.agent is not None and r.agent not in agents:
+                yield f".nodes[{i}].drive.{role}.agent", f"{got(r.agent)} is not defined in drive.agents"
+
+
+RULES: dict[type, list[Rule]] = {
+    Repeat: [(("runs", "need"), _repeat)],
+    Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat)],
+    Node: [
+        (("checks", "writes"), _node_writes),
+        (("checks",), _node_ids),
+        (("evidence",), _evidence_ids),
+        (("deps",), _dup_deps),
+    ],
+    Drive: [(("agents",), _drive_agents)],
+    AllowRule: [(("review_count", "review_rank", "writes", "checks", "adopt"), _allow_permission)],
+    Plan: [
+        (("nodes",), _plan_ids),
+        (("nodes",), _plan_deps),
+        (("invariants",), _plan_invariant_ids),
+        (("nodes", "drive"), _plan_node_agents),
+    ],
+}
+
+NORMALIZERS = {
+    Repeat: lambda r: msgspec.structs.replace(r, need=None) if r.need == r.runs else r,
+}
+
+
+# --- warnings ------------------------------------------------------------------------------
+
+_LOOP = re.compile(r"\b(?:for|while|until)\b[^\n]*?\bdo\b|\bseq\s+[0-9]")
+
+
+def _loop(subject: str, m: Measured) -> list[str]:
+    if m.min_tests is not None and _LOOP.search(m.run):
+        return [
+            f"{subject} sets min_tests but runs a shell loop: owed counts only the last test summary "
+            "of the log (one run), not the sum"
+        ]
+    return []
+
+
+def warnings(plan: Plan) -> list[str]:
+    out: list[str] = []
+    for inv in plan.invariants:
+        out += _loop(f"invariant {inv.id}", inv)
+    for n in plan.nodes:
+        if not n.checks and not n.evidence:
+            out.append(f"node {n.id} has no checks: its acceptance rests on review alone")
+        for c in n.checks:
+            out += _loop(f"check {c.id} of node {n.id}", c)
+            if not c.red and (c.tests or c.red_expect is not None):
+                out.append(f"check {c.id} of node {n.id} sets tests or red_expect without red: true; they have no effect")
+    return out
