@@ -15,9 +15,11 @@ git's (the current time) unless the caller's env sets GIT_AUTHOR_DATE/GIT_COMMIT
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from owed.gitops import proc
 from owed.gitops.base import RepoBase, decode_path
 
 FALLBACK_NAME = "owed"
@@ -38,6 +40,10 @@ class MergeMixin(RepoBase):
         args = ["merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs]
         r = self._git(args, ok=(0, 1))
         fields = r.out.split(b"\0")
+        if not re.fullmatch(rb"[0-9a-f]{40,64}", fields[0]):
+            # git exits 1 with no tree both for a conflict and for an unusable revision; only a conflict
+            # prints the (conflicted) tree first.
+            raise proc.failure(args, r.code, r.err)
         if r.code == 0:
             return MergeTreeResult(fields[0].decode(), [])
         seen: dict[str, None] = {}
