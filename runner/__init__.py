@@ -1,1 +1,54 @@
-"""runner: the process-group runner (placeholder until issue 3 lands)."""
+"""runner: start other people's commands so that nothing they do can hurt owed or outlive the run.
+
+Each command runs in its own session / process group, in a given directory and environment, stdin closed,
+stdout+stderr captured into a bounded tail. At the timeout the output freezes, a pre-kill snapshot is taken,
+the optional on_timeout hook runs once, then SIGTERM to the group (and to escapees found in the snapshot),
+grace, SIGKILL, reap. Cancellation does the same inside a shielded, bounded scope. Results are `Outcome`
+values; a failing, hanging or unstartable command never raises.
+
+Map:
+- `spec.py`      RunSpec, Outcome, ProcRow, env rules, argv/wrapper/template building (pure).
+- `child.py`     one started group: Popen + our own pipe + pidfd, the bounded `Tail`, signalling, reaping.
+- `snapshot.py`  psutil/proc census: tree, group and pipe holders; rows for logs; kill helpers.
+- `engine.py`    the algorithm, once, as a generator of effects (Wait on fds, Call blocking work).
+- `process.py`   async executor on anyio: `run` (imports anyio, so it is imported lazily here).
+- `sync.py`      event-loop-free executor: `run_sync` (poll(2)); what one-shot CLI commands use.
+
+`import runner` loads neither anyio nor trio nor psutil.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runner.spec import (
+    DEFAULT_TAIL_BYTES,
+    Outcome,
+    ProcRow,
+    RunSpec,
+    build_argv,
+    build_env,
+    format_rows,
+    quote_word,
+    render_template,
+    validate_template,
+)
+
+__all__ = [
+    "DEFAULT_TAIL_BYTES", "Outcome", "ProcRow", "RunSpec", "build_argv", "build_env", "format_rows",
+    "quote_word", "render_template", "run", "run_sync", "validate_template",
+]
+
+
+async def run(spec: RunSpec, *, started: Callable[[int], object] | None = None) -> Outcome:
+    """Run `spec` on the current anyio event loop (trio or asyncio) and return its Outcome."""
+    from runner.process import run as _run
+
+    return await _run(spec, started=started)
+
+
+def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None) -> Outcome:
+    """Run `spec` without an event loop (poll-based, same engine) and return its Outcome."""
+    from runner.sync import run_sync as _run_sync
+
+    return _run_sync(spec, started=started)
