@@ -102,7 +102,7 @@ class MaterializeMixin(TreesMixin, RepoBase):
             if value is None:
                 self._prune_empty_parents(root, target.parent)
             else:
-                self._write_one(target, *value)
+                self._write_one(root, target, *value)
 
     @staticmethod
     def _make_parents(root: Path, dirs: list[str]) -> None:
@@ -120,7 +120,7 @@ class MaterializeMixin(TreesMixin, RepoBase):
             d.rmdir()
             d = d.parent
 
-    def _write_one(self, target: Path, mode: str, oid: str) -> None:
+    def _write_one(self, root: Path, target: Path, mode: str, oid: str) -> None:
         if mode == GITLINK:
             target.mkdir()
         elif mode == "120000":
@@ -130,6 +130,9 @@ class MaterializeMixin(TreesMixin, RepoBase):
             perm = 0o777 if mode == "100755" else 0o666  # the umask applies, as in a git checkout
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perm)
             with os.fdopen(fd, "wb") as f:
-                self._stream(["cat-file", "blob", oid], f.write)
+                # --filters: the bytes a checkout would write (eol attributes, smudge filters such as LFS),
+                # judged by the attributes of the materialized tree itself.
+                rel = target.relative_to(root).as_posix()
+                self._stream(["cat-file", "--filters", f"--path={rel}", oid], f.write, cwd=root)
         else:
             raise ValueError(f"cannot write {target}: unexpected mode {mode}")

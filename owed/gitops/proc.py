@@ -156,7 +156,10 @@ def _pump(
                 else:
                     err += chunk
                     del err[:-_STDERR_KEEP]
-        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        try:
+            code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:  # pipes closed, process still running: same bound as output
+            raise GitError(f"git {_subcommand(args)} timed out after {timeout:g}s", details={"argv": ["git", *args]})
         return code, bytes(err)
     finally:
         sel.close()

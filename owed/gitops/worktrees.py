@@ -87,7 +87,7 @@ class WorktreesMixin(RepoBase):
             if not rec:
                 continue
             records.append(decode_path(rec))
-            if rec[:1] in (b"R", b"C"):
+            if b"R" in rec[:2] or b"C" in rec[:2]:
                 i += 1  # -z puts a rename's origin path in its own field
         return records
 

@@ -159,3 +159,12 @@ def test_materialize_refuses_an_existing_destination_and_cleans_up_on_failure(ba
         r.materialize(cand, tmp_path / "bad", pin={"../escape": None})
     assert not (tmp_path / "bad").exists()
     assert [w.path for w in r.worktree_list()] == [r.toplevel]
+
+
+def test_pinned_files_get_the_same_conversion_as_a_checkout(repo, tmp_path):
+    base = repo.commit({".gitattributes": "*.txt eol=crlf\n", "test/a.txt": "x\ny\n", "plain.txt": "p\nq\n"})
+    cand = repo.commit({"test/a.txt": "changed\n"})
+    r = Repo.discover(repo.path)
+    tree = r.materialize(cand, tmp_path / "t", pin=r.closure_pins(base, cand, closure))
+    assert (tree / "plain.txt").read_bytes() == b"p\r\nq\r\n"  # what git's checkout wrote
+    assert (tree / "test" / "a.txt").read_bytes() == b"x\r\ny\r\n"  # the pinned file, converted alike

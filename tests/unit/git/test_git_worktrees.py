@@ -118,3 +118,10 @@ def test_ff_worktree_refuses_a_non_fast_forward(repo, tmp_path):
     with pytest.raises(Refused, match="cannot fast-forward"):
         r.ff_worktree(wt, other)
     assert r.branch_oid("main") == main_next
+
+
+def test_status_folds_worktree_side_rename_origins(repo):
+    repo.commit({"old": "".join(f"{i}\n" for i in range(50))})
+    (repo.path / "old").rename(repo.path / "new")
+    repo.git("add", "-N", "new")  # intent-to-add: git reports a rename in the worktree column
+    assert Repo.discover(repo.path).worktree_status(repo.path) == [" R new"]
