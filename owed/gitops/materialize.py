@@ -9,8 +9,8 @@ Map:
   discard(dest)                      remove the worktree (falling back to rm -rf) and prune its record
 
 Files are written from blobs by owed itself rather than with `git restore`, so the tree's index and HEAD
-still describe `commit`: modes (exec bit, symlinks) are reproduced, gitlinks become empty directories as in
-any fresh checkout, and no path is ever followed through a symlink out of dest. Hooks are off for these
+still describe `commit`: modes (exec bit, symlinks) are reproduced, contents get the checkout's conversion
+(eol attributes, smudge filters), gitlinks become empty directories as in any fresh checkout, and no path is ever followed through a symlink out of dest. Hooks are off for these
 worktrees: a post-checkout hook must not change what is measured.
 """
 

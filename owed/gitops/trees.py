@@ -13,7 +13,9 @@ Byte-stable diffs: `patch` is a content key, so two machines must hash identical
 The diff calls therefore pin every option a user's or repo's config could change (prefixes, context,
 algorithm, order file, external/textconv drivers, colour, relative paths, submodule format, path quoting)
 to git's defaults. Under a default config the bytes equal plain
-`git diff --binary --full-index --no-renames a b`.
+`git diff --binary --full-index --no-renames a b`. The hash covers the exact bytes (reference spec §4); the
+TypeScript original hashed the diff after UTF-8 decoding with replacement characters, so the two differ
+only for diffs that are not valid UTF-8, and owed ledgers never mix the two.
 """
 
 from __future__ import annotations
