@@ -2,7 +2,7 @@
 
 - `Failure`                           one named failing test: location, expected/actual, error line
 - `scan_failures(text, cwd)`          every failing test in order of first appearance, evidence merged
-- `failed_names(lines)`               just the names (the count parser's view), same order
+- `failed_names(text)`                just the names (the count parser's view), same order
 - `failure_note(text, counts, cwd)`   the note quoting up to three failing tests, or None
 
 Names come from TAP `not ok N - name` test points (any nesting; a parent whose subtests already
@@ -58,7 +58,7 @@ _CARGO_FAILED = re.compile(r"^test (?P<name>.+?) \.\.\. FAILED\s*$")
 _CARGO_SECTION = re.compile(r"^---- (?P<name>.+) stdout ----\s*$")
 # Recent Rust prints the thread id too: `thread 'tests::x' (18487) panicked at …`.
 _PANIC = re.compile(r"^\s*thread '(?P<thread>[^']*)'(?: \(\d+\))? panicked at (?P<rest>.*)$")
-_PANIC_OLD_END = re.compile(r"^(?P<msg>.*)', (?P<loc>\S+:\d+(?::\d+)?)\s*$", re.S)
+_PANIC_OLD_END = re.compile(r"', (?P<loc>[^\s']+:\d+(?::\d+)?)\s*$")
 _PANIC_END = ("note: ", "stack backtrace:", "---- ", "thread '", "test ")
 _LEFT_RIGHT = re.compile(r"^\s*(?P<side>left|right)\s*:\s*(?P<value>.*?),?\s*$")
 _PY_SUMMARY = re.compile(
@@ -118,17 +118,21 @@ def _tap_name(rest: str) -> tuple[str, bool]:
     return _COMMENT.sub("", rest).replace("\\#", "#").strip(), todo
 
 
-def _tap_block(lines: list[str], i: int, indent: int) -> tuple[dict[str, str], int]:
+def _tap_block(lines: list[str], i: int, indent: int, read: bool) -> tuple[dict[str, str], int]:
     """The diagnostics block right after line `i`, if any, and the index after it."""
     if i + 1 >= len(lines) or lines[i + 1].strip() != "---":
         return {}, i + 1
     start = i + 1
-    if len(lines[start]) - len(lines[start].lstrip()) < indent:
+    margin = len(lines[start]) - len(lines[start].lstrip())
+    if margin < indent:
         return {}, i + 1
     end = start + 1
+    # A cut log may never close the block: stop at its bound or where the text dedents past it.
     while end < len(lines) and end - start < _YAML_MAX and lines[end].strip() != "...":
+        if lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) < margin:
+            return (parse_block(lines[start + 1 : end]) if read else {}), end
         end += 1
-    return parse_block(lines[start + 1 : end]), end + 1
+    return (parse_block(lines[start + 1 : end]) if read else {}), end + 1
 
 
 def _tap_evidence(block: dict[str, str], cwd: str | None) -> dict[str, str | None]:
@@ -165,12 +169,16 @@ def _scan_tap(lines: list[str], i: int, m: re.Match, found: _Found, state: dict,
     parents = [h for d, h in state["subtests"] if d < indent]
     state["subtests"][:] = [(d, h) for d, h in state["subtests"] if d <= indent]
     full = " > ".join([*parents, name]) if name else ""
+    if failing and indent not in open_fails:
+        open_fails.append(indent)  # distinct depths only: the list stays as short as the nesting
     if failing:
-        open_fails.append(indent)
-        block, after = _tap_block(lines, i, indent)
+        wanted = state["wanted"]
+        read = bool(full) and not deeper and (wanted is None or full in wanted)
+        block, after = _tap_block(lines, i, indent, read)
         if not deeper and full:
             found.name(full)
-            found.add(full, **_tap_evidence(block, cwd))
+            if read:
+                found.add(full, **_tap_evidence(block, cwd))
         return after
     return i + 1
 
@@ -183,17 +191,20 @@ def _panic(lines: list[str], i: int, m: re.Match) -> tuple[dict[str, str | None]
     j = i + 1
     if rest.startswith("'"):
         # Old format: the quoted message may span lines and ends with `', path:line:col`.
-        text = rest[1:]
+        text, k = rest[1:], i
         while True:
-            end = _PANIC_OLD_END.match(text)
-            if end or j >= len(lines) or j - i > 50:
+            close = _PANIC_OLD_END.search(text)
+            if close:
+                body.append(text[: close.start()])
+                loc_text, j = close.group("loc"), k + 1
                 break
-            text += "\n" + lines[j]
-            j += 1
-        if end:
-            body, loc_text = end.group("msg").split("\n"), end.group("loc")
-        else:
-            body = text.split("\n")[:1]
+            body.append(text)
+            k += 1
+            if k >= len(lines) or k - i > 50 or _PANIC.match(lines[k]):
+                # Never closed: keep the first line and let the scan read what followed.
+                body = body[:1]
+                break
+            text = lines[k]
     else:
         loc_text = rest.rstrip(":")
         while j < len(lines) and j - i <= 50:
@@ -251,7 +262,8 @@ def _py_key(head: str) -> str:
     return base.replace(".", "::") + bracket + params if "/" not in base else head
 
 
-def _py_section(lines: list[str], i: int, cwd: str | None) -> tuple[dict[str, str | None], int]:
+def _py_section(lines: list[str], i: int, cwd: str | None) -> dict[str, str | None]:
+    """Evidence of the pytest failure section headed at line `i` (read ahead, nothing consumed)."""
     error = None
     frames: list[str] = []
     j = i + 1
@@ -264,13 +276,14 @@ def _py_section(lines: list[str], i: int, cwd: str | None) -> tuple[dict[str, st
         j += 1
     # pytest prints the outermost frame first; the innermost test-file frame is the last one.
     loc = pick_frame(frames[::-1], cwd) or (parse_location(frames[-1]) if frames else None)
-    return {"location": short_location(loc, cwd) if loc else None, "error": error}, j
+    return {"location": short_location(loc, cwd) if loc else None, "error": error}
 
 
-def _scan(text: str, cwd: str | None) -> _Found:
+def _scan(text: str, cwd: str | None, wanted: frozenset[str] | None = None) -> _Found:
+    """Names and evidence; TAP diagnostics (the costly part) are read only for `wanted` names."""
     lines = log_lines(text)
     found = _Found()
-    state: dict = {"open": [], "subtests": []}
+    state: dict = {"open": [], "subtests": [], "wanted": wanted}
     section: str | None = None
     spec, spec_at = False, None
     py_sections: dict[str, dict[str, str | None]] = {}
@@ -313,9 +326,7 @@ def _scan(text: str, cwd: str | None) -> _Found:
             spec_at, i = None, after
             continue
         elif m := _PY_SECTION.match(line):
-            evidence, i = _py_section(lines, i, cwd)
-            py_sections.setdefault(_py_key(m.group("head")), evidence)
-            continue
+            py_sections.setdefault(_py_key(m.group("head")), _py_section(lines, i, cwd))
         i += 1
     for name in found.names:
         for key, evidence in py_sections.items():
@@ -337,7 +348,7 @@ def scan_failures(text: str, cwd: str | None = None) -> tuple[Failure, ...]:
 
 def failed_names(text: str) -> list[str]:
     """The failing test names of `scan_failures`, without collecting their evidence."""
-    return _scan(text, None).names
+    return _scan(text, None, wanted=frozenset()).names
 
 
 def _quote(name: str, failure: Failure | None) -> str:
@@ -361,8 +372,9 @@ def failure_note(text: str, counts: Counts | None, cwd: str | None = None) -> st
     names = list(counts.failed_names) if counts else []
     if not names:
         return None
-    evidence = {f.name: f for f in scan_failures(text, cwd)}
     shown = sorted(names)[:QUOTED]
+    found = _scan(text, cwd, wanted=frozenset(shown))
+    evidence = {n: Failure(name=n, **found.evidence[n]) for n in shown if n in found.evidence}
     note = "failed tests: " + " | ".join(_quote(n, evidence.get(n)) for n in shown)
     more = max(len(names), counts.failed) - len(shown)
     return note + (f" (+{more} more)" if more > 0 else "")
