@@ -4,6 +4,7 @@
 - `parse_counts(text)`     the count a log reports, or None when no format is recognised
 - `read_counts(text)`      the same plus the notes about ignored `owed-counts` lines, also when
                            there is no count (the verdict quotes them then)
+- `describe(counts)`       `6 (5 pass, 1 fail)`: how notes quote a count
 
 Formats (the log is read without ANSI escapes; `\\r` ends a line like `\\n`):
 

@@ -37,11 +37,13 @@ Red runs (the base tree plus the candidate's tests must fail; min_tests never ap
                                          + the failed-tests quote, or tail 15
  6. otherwise                   → pass (no note); an unknown count format is fine.
 
-Pieces: `<count>` is `6 (5 pass, 1 fail[, 2 skip])`; `<c>` is the exit code, or `killed by signal
-N` for a negative one; a tail is `; last output:` and the last non-empty output lines, each on
-its own line indented two spaces (ANSI stripped, 200 characters), or `; no output`. Several
-reasons are separate lines. Ignored malformed `owed-counts` lines add one line each at the end
-(also to a pass, whose note is otherwise None).
+Pieces: `<count>` is `6 (5 pass, 1 fail[, 2 skip])`. A negative exit code is a signal death and
+reads `command was killed by signal N` / `signal N` instead of `command exited <c>` / `exit <c>`.
+A tail is `; last output:` and the last non-empty output lines, each on its own line indented two
+spaces (ANSI stripped, cut at 200 characters), or `; no output` (a timeout note just ends). A
+timeout without a known limit reads `timeout`. Several reasons are separate lines. Ignored
+malformed `owed-counts` lines add one line each at the end (also to a pass, whose note is
+otherwise None).
 
 Repeat pooling: any error → error (an environment problem is not a vote); passes ≥ need → pass;
 otherwise fail. `noisy` is true when both passes and failures were seen.
@@ -74,8 +76,13 @@ class Judgement(msgspec.Struct, frozen=True, kw_only=True):
     failed: tuple[str, ...] = ()
 
 
-def _status(code: int) -> str:
-    return f"killed by signal {-code}" if code < 0 else str(code)
+def _ended(code: int) -> str:
+    """`exited 1`, or `was killed by signal 9` for the negative codes of signal deaths."""
+    return f"was killed by signal {-code}" if code < 0 else f"exited {code}"
+
+
+def _exit(code: int) -> str:
+    return f"signal {-code}" if code < 0 else f"exit {code}"
 
 
 def _tailed(head: str, output: str, n: int) -> str:
@@ -92,7 +99,7 @@ def _timeout(timeout_s: int | None, output: str) -> str:
 def _unmet(counts: Counts, min_tests: int | None, code: int) -> str | None:
     if min_tests is None or counts.tests >= min_tests:
         return None
-    return f"min_tests unmet: counted {describe(counts)} < min_tests {min_tests}; exit {_status(code)}"
+    return f"min_tests unmet: counted {describe(counts)} < min_tests {min_tests}; {_exit(code)}"
 
 
 def _unrunnable(prefix: str, exit_code: int | None, could_not_run: bool, output: str) -> str | None:
@@ -105,17 +112,17 @@ def _unrunnable(prefix: str, exit_code: int | None, could_not_run: bool, output:
 
 
 def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | None, cwd: str | None):
-    code = _status(exit_code)
+    ended = f"command {_ended(exit_code)}"
     if exit_code in _CANNOT_RUN and counts is None:
         reason = f"command could not run (exit {exit_code}: {_CANNOT_RUN[exit_code]})"
         return "error", _tailed(reason, output, COMMAND_TAIL)
     if exit_code != 0:
         if counts is None:
-            return "fail", _tailed(f"command exited {code} with no recognizable test count", output, COMMAND_TAIL)
+            return "fail", _tailed(f"{ended} with no recognizable test count", output, COMMAND_TAIL)
         if counts.tests == 0:
-            return "fail", _tailed(f"command exited {code} after zero tests", output, COMMAND_TAIL)
+            return "fail", _tailed(f"{ended} after zero tests", output, COMMAND_TAIL)
         quote = failure_note(output, counts, cwd)
-        anon = _tailed(f"command exited {code}; counted {describe(counts)}", output, ANON_TAIL)
+        anon = _tailed(f"{ended}; counted {describe(counts)}", output, ANON_TAIL)
         reasons = [_unmet(counts, min_tests, exit_code), quote or anon]
         return "fail", "\n".join(r for r in reasons if r)
     if counts is None:
@@ -139,16 +146,15 @@ def _red(exit_code: int, counts: Counts | None, output: str, red_expect: str | N
     if exit_code == 0:
         counted = f"; counted {describe(counts)}" if counts else ""
         return "fail", "red check passed on the base: the tests do not detect the missing change" + counted
-    code = _status(exit_code)
     if counts is not None and counts.tests == 0:
-        return "fail", _tailed(f"command exited {code} after zero tests", output, COMMAND_TAIL)
+        return "fail", _tailed(f"command {_ended(exit_code)} after zero tests", output, COMMAND_TAIL)
     if red_expect:
         try:
             pattern = re.compile(red_expect)
         except (re.error, RecursionError, OverflowError, ValueError) as exc:
             return "error", f"red_expect is not a valid regular expression: {one_line(str(exc), 160)}"
         if not (pattern.search(output) or pattern.search(strip_ansi(output))):
-            head = f"red_expect /{one_line(red_expect, 160)}/ did not match the red run output (exit {code})"
+            head = f"red_expect /{one_line(red_expect, 160)}/ did not match the red run output ({_exit(exit_code)})"
             quote = failure_note(output, counts, cwd)
             return "fail", head + ("\n" + quote if quote else _tailed("", output, ANON_TAIL))
     return "pass", None

@@ -134,7 +134,11 @@ def test_nonzero_exit_with_min_tests_unmet_names_both_reasons():
 
 
 def test_signal_exit_reads_as_killed():
-    assert run("", exit_code=-9).note == "command exited killed by signal 9 with no recognizable test count; no output"
+    assert run("", exit_code=-9).note == "command was killed by signal 9 with no recognizable test count; no output"
+    assert run("# tests 3\n# pass 1\n", exit_code=-11, min_tests=5).note.startswith(
+        "min_tests unmet: counted 3 (1 pass, 0 fail) < min_tests 5; signal 11\ncommand was killed by signal 11; counted")
+    assert red("x\n", exit_code=-6, red_expect="y").note.startswith(
+        "red_expect /y/ did not match the red run output (signal 6); last output:")
 
 
 def test_only_owed_counts_failures_reject_an_exit_zero_run():
