@@ -55,6 +55,7 @@ def test_sample_logs(name, expected):
         ("==== 12 passed in 61.02s (0:01:01) ====", ("pytest", 12, 12, 0, 0)),
         ("collected 0 items\n\n==== no tests ran in 0.01s ====", ("pytest", 0, 0, 0, 0)),
         ("no tests ran in 0.00s", ("pytest", 0, 0, 0, 0)),
+        ("2 passed in 0.01 seconds", ("pytest", 2, 2, 0, 0)),  # pytest < 5
         ("==== 3 deselected in 0.01s ====", ("pytest", 0, 0, 0, 0)),
         ("Tests:       0 total", ("jest", 0, 0, 0, 0)),
         ("Tests:       2 passed, 2 total", ("jest", 2, 2, 0, 0)),

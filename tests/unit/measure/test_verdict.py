@@ -49,6 +49,7 @@ def test_timeout_is_error_with_three_lines():
     j = run(TAP_OK, exit_code=0, timed_out=True, timeout_s=5)
     assert j.verdict == "error" and j.counts.tests == 3
     assert run("", exit_code=None, timed_out=True, timeout_s=5).note == "timeout after 5s"
+    assert run("", exit_code=None, timed_out=True, timeout_s=None).note == "timeout"
 
 
 def test_could_not_run_and_missing_exit_status_are_errors():
@@ -91,6 +92,11 @@ def test_no_count_tail_keeps_five_non_empty_lines_cut_at_200():
     lines = run(out, exit_code=3).note.split("\n")
     assert lines[1:5] == ["  line 4", "  line 5", "  line 6", "  line 7"]
     assert lines[5] == "  " + ("error: " + "x" * 300)[:200] and len(lines) == 6
+
+
+def test_failing_names_are_kept_even_without_a_count():
+    j = run("not ok 1 - orphan\n", exit_code=1)
+    assert (j.verdict, j.counts, j.failed) == ("fail", None, ("orphan",))
 
 
 def test_nonzero_exit_after_zero_tests_fails():
@@ -216,6 +222,8 @@ def test_red_126_127_is_error_even_when_red_expect_matches(code, reason):
 def test_red_could_not_run_and_timeout_are_errors():
     j = red("not ok\n", exit_code=None, could_not_run=True, red_expect="not ok")
     assert (j.verdict, j.note) == ("error", "red run command could not run; last output:\n  not ok")
+    j = red("", exit_code=None)
+    assert (j.verdict, j.note) == ("error", "red run command ended without an exit status; no output")
     j = red("not ok\n", exit_code=None, timed_out=True, timeout_s=9)
     assert (j.verdict, j.note) == ("error", "timeout after 9s; last output:\n  not ok")
 
