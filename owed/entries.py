@@ -82,6 +82,7 @@ class Genesis(Entry, tag="genesis"):
     trunk: str
     commit: str
     plan: str  # blob sha of the canonical plan
+    keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
     path: str | None = None
     rev: str | None = None
     note: str | None = None
@@ -205,6 +206,9 @@ class Merge(Entry, tag="merge"):
     prior: str
     commit: str
     tree: str
+    checks: dict[str, str] = {}  # node obligation -> key on the merge commit
+    invariants: dict[str, str] = {}  # invariant id -> key on the merge commit
+    defers: tuple[int, ...] = ()  # defer seqs this merge consumed
     batch: tuple[str, ...] = ()
 
 

@@ -5,12 +5,10 @@ function runs when an entry is appended and when the ledger is replayed (owed ve
 edited by hand to contain an act that would have been refused fails replay exactly as the act
 would have failed. `plans(sha) -> Plan` resolves recorded plan blobs (cached by the store).
 
-Rules enforced here (issue 2 scope; later kinds add theirs):
-- seq continuity, `prev` = previous hash, genesis first and only first;
-- principals are `role:id`; `channel` only (and always) on owner acts; parent:drive only for its kinds;
-- genesis and plan by owner (plan also by parent); plan `prior` = current plan sha (CAS);
-- the recorded `downgrades` equal the ones computed from the two plans; a downgrade by anyone but the
-  owner is refused, and an owner downgrade needs a note.
+Here: the envelope (seq continuity, `prev`, genesis first and only first, principals, owner channels,
+parent:drive's kinds), genesis, plan updates (CAS on `prior`, recorded downgrades equal the computed
+ones, downgrades only by the owner with a note, candidate invalidation), notes and adoption. The slot
+lifecycle lives in owed/folds/slots.py, judgments and the merge guard in owed/folds/judgments.py.
 """
 
 from __future__ import annotations
@@ -20,6 +18,8 @@ from collections.abc import Callable
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
+from owed.folds import judgments as J
+from owed.folds import slots as S
 from owed.state import PlanRef, State
 
 
@@ -45,15 +45,31 @@ def check_envelope(state: State, e: E.Entry) -> None:
         raise _refuse(e, f"parent:drive may not record {kind}")
 
 
-def _plan_entry(state: State, e: E.Plan, plans: Callable) -> None:
-    from owed.plan.downgrades import downgrades
+def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
+    if P.role_of(e.by) != "owner":
+        raise _refuse(e, "genesis is an owner act")
+    plan = plans(e.plan)  # must resolve and validate
+    if set(e.keys) != {i.id for i in plan.invariants}:
+        raise _refuse(e, "genesis records a key for every invariant of its plan")
+    state.trunk, state.trunk_commit, state.genesis_commit = e.trunk, e.commit, e.commit
+    state.genesis_keys, state.trunk_keys = dict(e.keys), dict(e.keys)
+    state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev)
+    state.plans.append(state.plan)
+    state.allow_seq = e.seq
+
+
+def _plan(state: State, e: E.Plan, plans: Callable) -> None:
+    from owed.plan.downgrades import changed_nodes, downgrades, plan_wide_changes
 
     role = P.role_of(e.by)
     if role not in ("owner", "parent"):
         raise _refuse(e, f"{e.by} may not record a plan (owner or parent only)")
     if state.plan is None or e.prior != state.plan.sha:
         raise _refuse(e, "plan changed since it was read (prior does not match); retry")
-    found = tuple(E.Downgrade(node=d.node, what=d.what) for d in downgrades(plans(e.prior), plans(e.plan)))
+    old, new = plans(e.prior), plans(e.plan)
+    if new.trunk != old.trunk:
+        raise _refuse(e, "the trunk cannot change")
+    found = tuple(E.Downgrade(node=d.node, what=d.what) for d in downgrades(old, new))
     if found != tuple(e.downgrades):
         raise _refuse(e, "recorded downgrades differ from the plans' difference")
     if found:
@@ -62,6 +78,35 @@ def _plan_entry(state: State, e: E.Plan, plans: Callable) -> None:
             raise _refuse(e, f"downgrades need the owner: {listed}")
         if not (e.note or "").strip():
             raise _refuse(e, "an owner downgrade needs --note saying why")
+    # A candidate's keys were computed under the old plan: a changed spec (or setup, closure, exec)
+    # invalidates it, and the writer submits again.
+    wide = plan_wide_changes(old, new)
+    changed = changed_nodes(old, new)
+    for node_id, rec in state.nodes.items():
+        slot = rec.slot
+        if slot is not None and slot.open and slot.cand is not None and (wide or changed.get(node_id)):
+            slot.cand = None
+    if old.allow != new.allow:
+        state.allow_seq = e.seq
+    state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev, note=e.note,
+                         downgrades=[f"{d.node}: {d.what}" for d in e.downgrades])
+    state.plans.append(state.plan)
+
+
+_FOLDS = {
+    "dispatch": S.fold_dispatch,
+    "submit": S.fold_submit,
+    "rebase": S.fold_rebase,
+    "abandon": S.fold_abandon,
+    "hold": S.fold_hold,
+    "resume": S.fold_resume,
+    "obs": J.fold_obs,
+    "review": J.fold_review,
+    "waive": J.fold_waive,
+    "defer": J.fold_defer,
+    "rule": J.fold_rule,
+    "merge": J.fold_merge,
+}
 
 
 def apply(state: State, e: E.Entry, plans: Callable) -> State:
@@ -69,25 +114,15 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     check_envelope(state, e)
     kind = E.kind_of(e)
     if isinstance(e, E.Genesis):
-        if P.role_of(e.by) != "owner":
-            raise _refuse(e, "genesis is an owner act")
-        plans(e.plan)  # must resolve and validate
-        state.trunk, state.trunk_commit, state.genesis_commit = e.trunk, e.commit, e.commit
-        state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev)
-        state.plans.append(state.plan)
-        state.allow_seq = e.seq
+        _genesis(state, e, plans)
     elif isinstance(e, E.Plan):
-        _plan_entry(state, e, plans)
-        old, new = plans(e.prior), plans(e.plan)
-        if old.allow != new.allow:
-            state.allow_seq = e.seq
-        state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev, downgrades=len(e.downgrades))
-        state.plans.append(state.plan)
-    elif isinstance(e, E.Merge):
-        state.trunk_commit = e.commit
-        state.merged[e.node] = e.seq
-    elif isinstance(e, E.Adopt):
-        state.trunk_commit = e.commit
+        _plan(state, e, plans)
+    else:
+        fold = _FOLDS.get(kind)
+        if fold is not None:
+            fold(state, e, plans(state.plan.sha))
+        elif isinstance(e, E.Adopt):
+            state.trunk_commit, state.trunk_seq = e.commit, e.seq
     state.seq, state.head, state.ts = e.seq, e.hash, e.ts
     state.kinds[kind] = state.kinds.get(kind, 0) + 1
     return state

@@ -2,14 +2,20 @@
 
 Map:
 - `PlanRef`: one recorded plan (seq, sha, path, rev).
-- `State`: the fold of every entry so far (head seq/hash, trunk, plans, per-kind counts, …).
-  Later issues add nodes, slots, candidates, observations and blocks here.
+- `Cand`: a submitted candidate (commit on a slot base, with the keys of its items).
+- `Slot`: one dispatched attempt of a node (base, branch, worktree, candidate, open or closed).
+- `ObsRec` / `ObsAgg`: observations of one item (subject, obligation, key), folded into a verdict
+  lattice (⊥ nothing yet, pass, fail, ⊤ both) plus the latest and deciding observations.
+- `Block`: an execution failure or a review block on (node, obligation); it binds across candidates and
+  attempts until cleared (attribution rerun, the reviewer again, a higher rank, an owner waiver).
+- `ReviewRec`, `WaiverRec`, `RuleRec`, `DeferRec`: judgments and owner acts.
+- `NodeRec`: everything about one node. `State`: the fold of every entry so far.
 - `STATE_VERSION`: bumped whenever the shape or the fold rules change; it names the snapshot file
   (`snapshot/state.v<N>`) so a snapshot of another version is simply not found.
 
-The reducer (owed/reducer.py) is the only code that changes a State, and it does so in place while
-folding (copying on every entry would make a 100k replay quadratic). Everyone else treats a State as
-a read-only value.
+The reducer (owed/reducer.py, owed/folds/) is the only code that changes a State, and it does so in
+place while folding (copying on every entry would make a 100k replay quadratic). Everyone else treats
+a State as a read-only value.
 """
 
 from __future__ import annotations
@@ -18,16 +24,162 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 
 
-class PlanRef(msgspec.Struct, kw_only=True, omit_defaults=True):
+class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
+    pass
+
+
+class PlanRef(_S):
     seq: int
     sha: str
     by: str
     path: str | None = None
     rev: str | None = None
-    downgrades: int = 0
+    note: str | None = None
+    downgrades: list[str] = []  # "node: what"
+
+
+class Cand(_S):
+    seq: int  # submit seq
+    commit: str
+    base: str
+    keys: dict[str, str] = {}
+    by: str = ""
+    carry: int | None = None
+    ts: str = ""
+
+
+class Slot(_S):
+    node: str
+    attempt: int
+    base: str
+    branch: str
+    worktree: str
+    seq: int  # dispatch seq
+    by: str
+    rulings_seen: int = 0
+    open: bool = True
+    closed: int | None = None  # seq of the merge / abandon that closed it
+    cand: Cand | None = None
+    prev_cand: Cand | None = None  # the candidate a rebase dropped (for range-diff)
+    submits: int = 0
+    overlaps: list[str] = []
+
+
+class ObsRec(_S):
+    seq: int
+    verdict: str
+    commit: str
+    ts: str = ""
+    base: str | None = None
+    exit: int | None = None
+    tests: int | None = None
+    passed: int | None = None
+    failed_n: int | None = None
+    log: str | None = None
+    note: str | None = None
+    duration_ms: int = 0
+    attribution: bool = False
+    merging: str | None = None
+    failed: list[str] = []
+
+
+class ObsAgg(_S):
+    passes: int = 0
+    fails: int = 0
+    errors: int = 0
+    last: ObsRec | None = None
+    last_pass: ObsRec | None = None
+    last_fail: ObsRec | None = None
+
+    @property
+    def verdict(self) -> str:
+        """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key)."""
+        if self.passes and self.fails:
+            return "conflict"
+        if self.passes:
+            return "pass"
+        if self.fails:
+            return "fail"
+        return "none"
+
+
+class Block(_S):
+    seq: int
+    node: str
+    obligation: str
+    key: str
+    kind: str  # exec | judgment
+    by: str
+    attempt: int = 0
+    rank: int = 0
+    commit: str = ""
+    base: str = ""
+    note: str | None = None
+    defn: str | None = None  # digest of the check definition an execution block was measured under
+    needs: str | None = None  # "parent" on a review block needing a ruling
+    flaky: int | None = None  # seq of the attribution rerun that passed (key is ⊤)
+    cleared: int | None = None  # seq of the entry that cleared it
+    cleared_how: str | None = None
+    ruled: int | None = None  # seq of the rule that answered a needs-parent block
+
+
+class ReviewRec(_S):
+    seq: int
+    by: str
+    attempt: int
+    key: str
+    obligation: str
+    verdict: str
+    rank: int
+    note: str
+    ack_rulings: int | None = None
+    ts: str = ""
+
+
+class WaiverRec(_S):
+    seq: int
+    by: str
+    obligation: str
+    key: str
+    reason: str
+    accept_risk: list[int] = []
+    channel: str | None = None
+
+
+class DeferRec(_S):
+    seq: int
+    by: str
+    items: dict[str, str]  # invariant id -> key
+    reason: str
+    used: int | None = None  # merge seq that consumed it
+
+
+class RuleRec(_S):
+    seq: int
+    by: str
+    text: str
+    nodes: list[str]
+    writer: bool = False
+    prospective: bool = False
+
+
+class NodeRec(_S):
+    attempts: int = 0
+    slot: Slot | None = None
+    writers: list[str] = []
+    merged: int | None = None
+    merge_commit: str | None = None
+    held: int | None = None  # seq of the hold entry
+    after: list[str] = []
+    expect: str | None = None
+    blocks: list[Block] = []
+    reviews: list[ReviewRec] = []
+    waivers: list[WaiverRec] = []
+    defers: list[DeferRec] = []
+    halts: int = 0
 
 
 class State(msgspec.Struct, kw_only=True):
@@ -36,12 +188,18 @@ class State(msgspec.Struct, kw_only=True):
     ts: str = ""
     trunk: str = ""
     trunk_commit: str = ""  # the ledger trunk: genesis commit, then each merge / adopt
+    trunk_seq: int = 0
     genesis_commit: str = ""
+    genesis_keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
+    trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk
     plan: PlanRef | None = None
-    plans: list[PlanRef] = msgspec.field(default_factory=list)
+    plans: list[PlanRef] = []
     allow_seq: int = 0  # seq of the plan entry that last changed `allow`
-    kinds: dict[str, int] = msgspec.field(default_factory=dict)
-    merged: dict[str, int] = msgspec.field(default_factory=dict)  # node -> merge seq
+    kinds: dict[str, int] = {}
+    nodes: dict[str, NodeRec] = {}
+    obs: dict[str, ObsAgg] = {}  # item id "subject\x1fobligation\x1fkey" -> aggregate
+    rules: list[RuleRec] = []
+    merges: list[int] = []
 
     @property
     def initialized(self) -> bool:
@@ -50,3 +208,26 @@ class State(msgspec.Struct, kw_only=True):
     @property
     def entries(self) -> int:
         return self.seq + 1
+
+    @property
+    def merged(self) -> dict[str, int]:
+        return {n: r.merged for n, r in self.nodes.items() if r.merged is not None}
+
+    def node(self, node_id: str) -> NodeRec:
+        rec = self.nodes.get(node_id)
+        if rec is None:
+            rec = self.nodes[node_id] = NodeRec()
+        return rec
+
+    def open_slot(self, node_id: str) -> Slot | None:
+        rec = self.nodes.get(node_id)
+        if rec is not None and rec.slot is not None and rec.slot.open:
+            return rec.slot
+        return None
+
+    def agg(self, subject: str, obligation: str, key: str) -> ObsAgg | None:
+        return self.obs.get(item_id(subject, obligation, key))
+
+
+def item_id(subject: str, obligation: str, key: str) -> str:
+    return f"{subject}\x1f{obligation}\x1f{key}"

@@ -2,3 +2,4 @@
 
 from owed.cli import cmd_ledger  # noqa: F401
 from owed.cli import cmd_obligations  # noqa: F401
+from owed.cli import cmd_work  # noqa: F401

@@ -75,36 +75,40 @@ class DirLock:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
 
-    def _break_if_stale(self) -> None:
+    def _break_if_stale(self) -> bool:
+        """Break the lock if its holder is dead on this host; True when the caller should retry at once."""
         owner = read_owner(self.path)
         if owner is None or owner.get("host") != HOST or pid_alive(int(owner.get("pid", 0))):
-            return
+            return False
         with open(self.path.with_name(self.path.name + ".break"), "a") as guard:
             fcntl.flock(guard, fcntl.LOCK_EX)
             again = read_owner(self.path)
             if again != owner:
-                return  # someone else broke it (and perhaps re-took it) meanwhile
+                return True  # someone else broke it (and perhaps re-took it) meanwhile
             grave = self.path.with_name(f"{self.path.name}.stale.{os.getpid()}.{os.urandom(4).hex()}")
             try:
                 os.rename(self.path, grave)
             except FileNotFoundError:
-                return
+                return True
             shutil.rmtree(grave, ignore_errors=True)
+            return True
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout_s
         delay = 0.002
         while not self._try():
-            self._break_if_stale()
+            if self._break_if_stale():
+                continue
             if time.monotonic() >= deadline:
                 owner = read_owner(self.path) or {}
-                raise Busy(
-                    f"{self.what} lock busy for {self.timeout_s:g} s: held by pid {owner.get('pid', '?')} "
-                    f"on {owner.get('host', '?')} since {owner.get('ts', '?')}"
-                )
+                raise Busy(self.busy_message(owner))
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
         self.held = True
+
+    def busy_message(self, owner: dict) -> str:
+        return (f"{self.what} lock busy for {self.timeout_s:g} s: held by pid {owner.get('pid', '?')} "
+                f"on {owner.get('host', '?')} since {owner.get('ts', '?')}")
 
     def release(self) -> None:
         if not self.held:

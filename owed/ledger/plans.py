@@ -45,14 +45,20 @@ def _validated(ledger, sha: str):
     return plan
 
 
+_DOC_DECODER = None
+
+
+def _doc_decoder():
+    global _DOC_DECODER
+    if _DOC_DECODER is None:
+        from owed.plan.model import Plan
+
+        doc = msgspec.defstruct("PlanCacheDoc", [("owed", str), ("sha", str), ("plan", Plan)])
+        _DOC_DECODER = msgspec.json.Decoder(doc)
+    return _DOC_DECODER
+
+
 def load(ledger, sha: str, *, trust_cache: bool = True):
-    from owed.plan.schema import Plan
-
-    class _Doc(msgspec.Struct):
-        owed: str
-        sha: str
-        plan: Plan
-
     path = _path(ledger, sha)
     cached = None
     state = "missing"
@@ -63,7 +69,7 @@ def load(ledger, sha: str, *, trust_cache: bool = True):
         if isinstance(meta, dict) and meta.get("owed") != __version__:
             state = "foreign"
         else:
-            doc = msgspec.json.decode(raw, type=_Doc)
+            doc = _doc_decoder().decode(raw)
             if doc.sha == sha:
                 cached, state = doc.plan, "ok"
     except FileNotFoundError:

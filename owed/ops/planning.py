@@ -99,6 +99,10 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
     by, channel = authority.owner(
         as_, i_am_owner, f"Repository: {top}\nInitialize owed: trunk {trunk} {commit[:12]}, plan {sha[:12]}"
     )
+    from owed.git import Repo
+    from owed.measure.items import invariant_keys
+
+    keys = invariant_keys(Repo.discover(top), src.plan, commit)
     ledger.root.mkdir(parents=True, exist_ok=True)
     ledger.put_blob(src.blob)
 
@@ -106,7 +110,7 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
         if state.seq >= 0:
             raise Refused(f"an owed ledger already exists at {ledger.root}")
         return [E.Genesis(seq=-1, ts="", prev="", by=by, channel=channel, trunk=trunk, commit=commit, plan=sha,
-                          path=src.path, rev=src.rev, note=note or None)]
+                          keys=keys, path=src.path, rev=src.rev, note=note or None)]
 
     _, written = ledger.append(make, create=True)
     return PlanResult(entry=written[0], sha=sha, plan=src.plan, warnings=plan_warnings(src.plan))

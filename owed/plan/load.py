@@ -28,7 +28,7 @@ import yaml
 from owed.canon import canonical_unchecked, sha256_hex
 from owed.errors import IntegrityError, UsageError, VersionError
 from owed.plan import validate
-from owed.plan.model import Plan
+from owed.plan.model import Plan, canonical_form
 from owed.plan.walk import DupMapping, TooLarge, Walker
 
 MAX_BYTES = 16 * 1024 * 1024
@@ -206,7 +206,7 @@ _blob_decoder = msgspec.json.Decoder(Plan)
 
 def plan_blob(plan: Plan) -> bytes:
     """Canonical JSON of the plan (sorted keys, defaults omitted): the ledger's plan blob."""
-    return canonical_unchecked(plan)  # plans hold no floats (limits are decimal text)
+    return canonical_unchecked(canonical_form(plan))  # plans hold no floats (limits are decimal text)
 
 
 def plan_sha(plan: Plan) -> str:

@@ -7,8 +7,9 @@ decoded, and the loader's walker reads the same metadata to report every problem
 templates, regexes); `description` is the phrase used in "expected ..." messages.
 
 Normalization (so equal plans have equal blobs): fields equal to their default are omitted from
-the blob; an optional block equal to its all-default form (`exec: {}`, `worktrees: {}`,
-`drive: {}`, `limits: {}`) becomes absent; `repeat.need` equal to `runs` is dropped.
+the blob (`canonical_form`); an optional block equal to its all-default form (`exec: {}`,
+`worktrees: {}`, `drive: {}`, `limits: {}`) is absent; `repeat.need` equal to `runs` is dropped
+when parsed.
 
 `limits` MiB values are stored as decimal strings ("100", "0.5"): canonical JSON refuses floats,
 and `Limits.file_bytes`/`diff_bytes` give the exact integer byte bound (floor(MiB × 2^20); for
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import weakref
 from decimal import Decimal
-from typing import Annotated, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import Meta
@@ -230,6 +232,42 @@ class Plan(Spec, kw_only=True, weakref=True):
     @property
     def exec_config(self) -> Exec:
         return self.exec or Exec()
+
+
+@lru_cache(maxsize=None)
+def empty_instance(cls: type) -> Any:
+    try:
+        return cls()
+    except TypeError:  # required fields: never empty
+        return None
+
+
+def canonical_form(value: Any) -> Any:
+    """The same value with every field equal to its default replaced by the default object itself.
+
+    msgspec's `omit_defaults` omits a field only when its value *is* the default object (or an
+    empty collection), so `timeout_s: 600` read from YAML would still be encoded. Blobs are
+    encoded from this form, which makes them depend on values, never on object identity.
+    """
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for f in msgspec.structs.fields(value):
+            old = getattr(value, f.name)
+            new = canonical_form(old)
+            if f.default is not msgspec.NODEFAULT and new is not f.default and new == f.default:
+                new = f.default
+            elif f.default is None and isinstance(new, msgspec.Struct) and new == empty_instance(type(new)):
+                new = None  # `exec: {}` is no exec block
+            if new is not old:
+                changes[f.name] = new
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if type(value) is tuple:
+        items = tuple(canonical_form(x) for x in value)
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    if type(value) is dict:
+        pairs = {k: canonical_form(x) for k, x in value.items()}
+        return pairs if any(pairs[k] is not value[k] for k in value) else value
+    return value
 
 
 _INDEXES: dict[int, dict[str, Node]] = {}

@@ -20,11 +20,12 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 import msgspec
 import msgspec.inspect as mi
+
+from owed.plan.model import empty_instance
 
 Rule = tuple[tuple[str, ...], Callable[[Any, "Walker"], Iterable[tuple[str, str]]]]
 
@@ -117,7 +118,7 @@ def _accepts(t: Any, v: Any) -> bool:
     if isinstance(t, mi.BoolType):
         return type(v) is bool
     if isinstance(t, mi.LiteralType):
-        return any(type(v) is type(x) for x in t.values)
+        return any(type(v) is type(x) and v == x for x in t.values)
     if isinstance(t, mi.NoneType):
         return v is None
     if isinstance(t, (mi.VarTupleType, mi.ListType)):
@@ -125,14 +126,6 @@ def _accepts(t: Any, v: Any) -> bool:
     if isinstance(t, (mi.StructType, mi.DictType)):
         return isinstance(v, dict)
     return False
-
-
-@lru_cache(maxsize=None)
-def _empty(cls: type) -> Any:
-    try:
-        return cls()
-    except TypeError:  # has required fields: never "empty"
-        return None
 
 
 class Walker:
@@ -175,7 +168,7 @@ class Walker:
                 if self._accepts(member, v):
                     out = self.walk(v, member, path)
                     if any(isinstance(m, mi.NoneType) for m in t.types) and out is not BAD:
-                        empty = _empty(type(out)) if isinstance(out, msgspec.Struct) else None
+                        empty = empty_instance(type(out)) if isinstance(out, msgspec.Struct) else None
                         if empty is not None and self.ok(out, *out.__struct_fields__) and out == empty:
                             return None  # an optional block with only defaults is no block
                     return out

@@ -234,11 +234,11 @@ def test_verify_reports_snapshot_mismatch_and_rewrites(ledger):
 
     ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
     snap = msgspec.msgpack.decode(ledger.snapshot_path.read_bytes(), type=_Snapshot)
-    snap.state.merged["ghost"] = 3
+    snap.state.kinds["ghost"] = 3
     ledger.snapshot_path.write_bytes(msgspec.msgpack.encode(snap))
     report = ledger.verify()
     assert report["snapshotMismatch"] == snap.seq
-    assert "ghost" not in Ledger(ledger.root).state().merged
+    assert "ghost" not in Ledger(ledger.root).state().kinds
 
 
 def test_blob_names_validated(ledger):

@@ -1,0 +1,190 @@
+"""E / W / D of a node's current candidate, its active blocks, and acceptance. Pure.
+
+Map:
+- `obligations(plan, node, cand)`: the obligations the candidate owes, in receipt order.
+- `check_defn(check, plan)`: digest of a check's definition (an execution block measured under another
+  definition is superseded: it no longer binds).
+- `active_blocks(state, plan, node_id)`: blocks that still bind (not cleared, not superseded).
+- `items(state, plan, node_id)`: one `Item` per obligation: mark E (evidenced), W (waived by the owner)
+  or D (debt) with its discharger (executor, writer, reviewer, owner, parent) and a hint.
+- `accepted(state, plan, node_id)`: every item E or W and no active block on the node.
+- `recused(rec, principal)`: writers of the node (any attempt), and principals whose id equals a
+  writer's id, never count as reviewers.
+
+Verdicts of one key join in the lattice ⊥ < pass, fail < ⊤: `pass` is E; `fail` is the writer's debt;
+⊤ (pass and fail on one key: flaky) is the owner's; ⊥ (nothing, or only errors) is the executor's.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from owed.canon import digest
+from owed.keys import split
+from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
+
+
+class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
+    obligation: str
+    key: str
+    mark: str  # E | W | D
+    status: str  # measured | reviewed | waived | failed | conflict | missing | blocked | acknowledged | manual
+    discharger: str | None = None
+    obs: ObsRec | None = None
+    reviewers: list[str] = []
+    waiver: int | None = None
+    blocks: list[int] = []
+    hint: str | None = None
+
+
+EXECUTED = ("check", "red", "writes")
+
+
+def obligations(plan, node, cand) -> list[str]:
+    """The candidate's obligations in receipt order (its submit recorded their keys)."""
+    order = [f"check:{c.id}" for c in node.checks]
+    order += [f"red:{c.id}" for c in node.checks if c.red]
+    order += ["writes", "closure-review", "review", "rulings", "approve"]
+    order += [f"evidence:{ev.id}" for ev in node.evidence]
+    return [o for o in order if o in cand.keys]
+
+
+def check_defn(check, plan) -> str:
+    from owed.keys import exec_part
+
+    spec = msgspec.to_builtins(check)
+    spec.pop("on_timeout", None)  # diagnostics only
+    return digest({"check": spec, "setup": plan.setup, "exec": exec_part(plan)})
+
+
+def recused(rec: NodeRec, principal: str) -> bool:
+    ident = principal.partition(":")[2]
+    return principal in rec.writers or any(w.partition(":")[2] == ident for w in rec.writers)
+
+
+def superseded(block: Block, plan) -> str | None:
+    """Why an execution block no longer binds (its check was removed or redefined), else None."""
+    if block.kind != "exec":
+        return None
+    kind, cid = split(block.obligation)
+    if kind not in ("check", "red"):
+        return None
+    node = plan.node(block.node)
+    check = next((c for c in node.checks if c.id == cid), None) if node else None
+    if check is None or (kind == "red" and not check.red):
+        return "removed"
+    if block.defn is not None and block.defn != check_defn(check, plan):
+        return "definition changed"
+    return None
+
+
+def active_blocks(state: State, plan, node_id: str) -> list[Block]:
+    rec = state.nodes.get(node_id)
+    if rec is None:
+        return []
+    return [b for b in rec.blocks if b.cleared is None and superseded(b, plan) is None]
+
+
+def _waiver(rec: NodeRec, obligation: str, key: str, blocks: list[Block]):
+    need = {b.seq for b in blocks}
+    for w in reversed(rec.waivers):
+        if w.obligation == obligation and w.key == key and need <= set(w.accept_risk):
+            return w
+    return None
+
+
+def _reviews(rec: NodeRec, obligation: str, key: str) -> list[ReviewRec]:
+    """The latest verdict of each (non-recused) reviewer on this key."""
+    latest: dict[str, ReviewRec] = {}
+    for r in rec.reviews:
+        if r.obligation == obligation and r.key == key and not recused(rec, r.by):
+            latest[r.by] = r
+    return list(latest.values())
+
+
+def _executed(state: State, node_id: str, obligation: str, key: str) -> tuple[str, str | None, ObsRec | None, str]:
+    agg = state.agg(node_id, obligation, key)
+    v = agg.verdict if agg else "none"
+    if v == "pass":
+        return "E", None, agg.last_pass, "measured"
+    if v == "fail":
+        return "D", "writer", agg.last_fail, "failed"
+    if v == "conflict":
+        return "D", "owner", agg.last_fail, "conflict"
+    return "D", "executor", agg.last if agg else None, "missing"
+
+
+def _latest_rule(state: State, node_id: str, slot) -> int | None:
+    seqs = [r.seq for r in state.rules if ("*" in r.nodes or node_id in r.nodes)
+            and not (r.prospective and r.seq > slot.seq)]
+    return max(seqs) if seqs else None
+
+
+def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
+    rec = state.nodes[node_id]
+    node = plan.node(node_id)
+    slot = rec.slot
+    kind, rest = split(obligation)
+    mine = [b for b in blocks if b.obligation == obligation]
+    ids = [b.seq for b in mine]
+    if kind in EXECUTED:
+        mark, who, obs, status = _executed(state, node_id, obligation, key)
+        item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
+        if mark == "E" and mine:
+            flaky = any(b.flaky is not None for b in mine)
+            item = Item(obligation=obligation, key=key, mark="D", status="blocked",
+                        discharger="owner" if flaky else "executor", obs=obs, blocks=ids,
+                        hint=None if flaky else f"old failures bind until attributed: owed attest {node_id}")
+    elif kind in ("review", "closure-review", "approve"):
+        revs = _reviews(rec, obligation, key)
+        oks = [r for r in revs if r.verdict == "ok"]
+        if kind == "review":
+            need, rank = node.review.count, node.review.min_rank
+        elif kind == "closure-review":
+            need, rank = 1, 2
+        else:
+            need, rank = 1, 3
+            oks = [r for r in oks if r.by.startswith("owner:")]
+        good = [r.by for r in oks if r.rank >= rank]
+        if len(good) >= need and not mine:
+            item = Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
+        else:
+            who = "owner" if kind == "approve" or any(b.kind == "judgment" for b in mine) else "reviewer"
+            item = Item(obligation=obligation, key=key, mark="D", status="blocked" if mine else "missing",
+                        discharger=who, reviewers=good, blocks=ids)
+    elif kind == "rulings":
+        latest = _latest_rule(state, node_id, slot)
+        acked = latest is None or slot.rulings_seen >= latest or any(
+            r.seq > latest and r.verdict == "ok" and (r.ack_rulings or 0) >= latest and r.rank >= 1
+            for r in rec.reviews if not recused(rec, r.by))
+        item = Item(obligation=obligation, key=key, mark="E" if acked else "D",
+                    status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
+                    hint=None if acked else f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})")
+    else:  # evidence:<id>
+        item = Item(obligation=obligation, key=key, mark="D", status="missing", discharger="reviewer")
+    if item.mark == "D":
+        w = _waiver(rec, obligation, key, mine)
+        if w is not None:
+            item = Item(obligation=obligation, key=key, mark="W", status="waived", waiver=w.seq, obs=item.obs,
+                        reviewers=item.reviewers, blocks=ids)
+    return item
+
+
+def items(state: State, plan, node_id: str) -> list[Item]:
+    rec = state.nodes.get(node_id)
+    node = plan.node(node_id)
+    if rec is None or node is None or rec.slot is None or not rec.slot.open or rec.slot.cand is None:
+        return []
+    cand = rec.slot.cand
+    blocks = active_blocks(state, plan, node_id)
+    return [item_for(state, plan, node_id, o, cand.keys[o], blocks) for o in obligations(plan, node, cand)]
+
+
+def accepted(state: State, plan, node_id: str) -> bool:
+    its = items(state, plan, node_id)
+    if not its:
+        return False
+    if any(i.mark == "D" for i in its):
+        return False
+    waived_blocks = {s for i in its if i.mark == "W" for s in i.blocks}
+    return all(b.seq in waived_blocks for b in active_blocks(state, plan, node_id))

@@ -1,0 +1,241 @@
+"""Folds of what judges a candidate: obs, review, waive, defer, rule, evidence; and the merge guard.
+
+Each `fold_<kind>(state, e, plan)` checks the entry against `state` and folds it in place.
+"""
+
+from __future__ import annotations
+
+from owed import entries as E
+from owed import principals as P
+from owed.acceptance import accepted, active_blocks, check_defn, recused
+from owed.folds.slots import parent_or_owner, refuse
+from owed.keys import split
+from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
+
+VERDICTS = ("pass", "fail", "error")
+
+
+def _record(state: State, e: E.Obs) -> ObsRec:
+    c = e.counts
+    rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
+                 tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
+                 log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
+                 failed=list(e.failed))
+    iid = item_id(e.subject, e.obligation, e.key)
+    agg = state.obs.get(iid)
+    if agg is None:
+        agg = state.obs[iid] = ObsAgg()
+    if e.verdict == "pass":
+        agg.passes += 1
+        agg.last_pass = rec
+    elif e.verdict == "fail":
+        agg.fails += 1
+        agg.last_fail = rec
+    else:
+        agg.errors += 1
+    agg.last = rec
+    return rec
+
+
+def _check_of(plan, node_id: str, obligation: str):
+    kind, cid = split(obligation)
+    node = plan.node(node_id)
+    if node is None or kind not in ("check", "red"):
+        return None
+    return next((c for c in node.checks if c.id == cid), None)
+
+
+def fold_obs(state: State, e: E.Obs, plan) -> None:
+    if e.by != P.EXECUTOR:
+        raise refuse(e, "only the executor (executor:owed) records observations")
+    if e.verdict not in VERDICTS:
+        raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
+    kind, rest = split(e.obligation)
+    if e.subject == "trunk":
+        if kind != "inv" or not rest:
+            raise refuse(e, "trunk observations are of invariants (inv:<id>)")
+        _record(state, e)
+        return
+    rec = state.nodes.get(e.subject)
+    if plan.node(e.subject) is None or rec is None:
+        raise refuse(e, f"unknown node {e.subject!r}")
+    if e.merging is not None or e.probe is not None:
+        if e.merging is not None and e.merging != e.subject:
+            raise refuse(e, "a merge-tree observation of a node check names that node")
+        _record(state, e)
+        return
+    if e.attribution:
+        hits = [b for b in active_blocks(state, plan, e.subject)
+                if b.kind == "exec" and b.obligation == e.obligation and b.key == e.key and b.commit == e.commit]
+        if not hits:
+            raise refuse(e, "an attribution rerun needs an active execution block on that key and commit")
+        _record(state, e)
+        for b in hits:
+            if e.verdict == "fail":
+                b.cleared, b.cleared_how = e.seq, "attributed: fails again on its own commit (deterministic)"
+            elif e.verdict == "pass":
+                b.flaky = e.seq
+        return
+    slot = state.open_slot(e.subject)
+    if slot is None or slot.cand is None:
+        raise refuse(e, f"{e.subject} has no open candidate")
+    if slot.cand.keys.get(e.obligation) != e.key:
+        raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
+    _record(state, e)
+    if e.verdict == "fail":
+        check = _check_of(plan, e.subject, e.obligation)
+        rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
+                                by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
+                                note=e.note, defn=check_defn(check, plan) if check is not None else None))
+
+
+def fold_review(state: State, e: E.Review, plan) -> None:
+    role = P.role_of(e.by)
+    if role not in ("reviewer", "owner"):
+        raise refuse(e, f"{e.by} may not review (reviewer or owner only)")
+    rec = state.nodes.get(e.node)
+    slot = state.open_slot(e.node)
+    if rec is None or slot is None or slot.cand is None or slot.attempt != e.attempt:
+        raise refuse(e, f"{e.node} has no open candidate for attempt {e.attempt}")
+    if recused(rec, e.by):
+        raise refuse(e, f"{e.by} wrote {e.node}: a writer never reviews its own node")
+    kind, _ = split(e.obligation)
+    if kind not in ("review", "closure-review", "approve"):
+        raise refuse(e, f"cannot review obligation {e.obligation!r}")
+    if slot.cand.keys.get(e.obligation) != e.key:
+        raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
+    if kind == "approve" and role != "owner":
+        raise refuse(e, "only the owner approves")
+    if e.verdict not in ("ok", "block"):
+        raise refuse(e, "verdict must be ok or block")
+    if not 1 <= e.rank <= 3 or (role == "owner") != (e.rank == 3):
+        raise refuse(e, "rank is 1 or 2 for reviewers, 3 for the owner")
+    if e.needs is not None and (e.needs != "parent" or e.verdict != "block"):
+        raise refuse(e, "needs: parent goes only on a block")
+    if not e.note.strip():
+        raise refuse(e, "a review needs a note")
+    rec.reviews.append(ReviewRec(seq=e.seq, by=e.by, attempt=e.attempt, key=e.key, obligation=e.obligation,
+                                 verdict=e.verdict, rank=e.rank, note=e.note, ack_rulings=e.ack_rulings, ts=e.ts))
+    if e.verdict == "block":
+        rec.blocks.append(Block(seq=e.seq, node=e.node, obligation=e.obligation, key=e.key, kind="judgment",
+                                by=e.by, attempt=e.attempt, rank=e.rank, commit=slot.cand.commit, base=slot.base,
+                                note=e.note, needs=e.needs))
+        return
+    for b in rec.blocks:
+        if b.kind == "judgment" and b.cleared is None and b.obligation == e.obligation and (
+            (b.by == e.by and e.rank >= b.rank) or e.rank > b.rank
+        ):
+            b.cleared, b.cleared_how = e.seq, f"cleared by {e.by} (rank {e.rank})"
+
+
+def fold_waive(state: State, e: E.Waive, plan) -> None:
+    if P.role_of(e.by) != "owner":
+        raise refuse(e, "waivers are owner acts")
+    kind, _ = split(e.obligation)
+    if kind == "inv":
+        raise refuse(e, "invariants cannot be waived (defer them for one merge instead)")
+    if not e.reason.strip():
+        raise refuse(e, "a waiver needs a reason")
+    rec = state.nodes.get(e.node)
+    slot = state.open_slot(e.node)
+    if rec is None or slot is None or slot.cand is None:
+        raise refuse(e, f"{e.node} has no open candidate")
+    if slot.cand.keys.get(e.obligation) != e.key:
+        raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
+    active = {b.seq: b for b in active_blocks(state, plan, e.node)}
+    for s in e.accept_risk:
+        b = active.get(s)
+        if b is None or b.obligation != e.obligation:
+            raise refuse(e, f"--accept-risk #{s} is not an active block on {e.node} {e.obligation}")
+    rec.waivers.append(WaiverRec(seq=e.seq, by=e.by, obligation=e.obligation, key=e.key, reason=e.reason,
+                                 accept_risk=list(e.accept_risk), channel=e.channel))
+    for s in e.accept_risk:
+        active[s].cleared, active[s].cleared_how = e.seq, f"risk accepted by {e.by} (waive #{e.seq})"
+
+
+def fold_defer(state: State, e: E.Defer, plan) -> None:
+    if P.role_of(e.by) != "owner":
+        raise refuse(e, "defers are owner acts")
+    if not e.reason.strip():
+        raise refuse(e, "a defer needs a reason")
+    if plan.node(e.node) is None:
+        raise refuse(e, f"unknown node {e.node!r}")
+    ids = {i.id for i in plan.invariants}
+    for it in e.items:
+        if it.id not in ids:
+            raise refuse(e, f"unknown invariant {it.id!r}")
+    state.node(e.node).defers.append(DeferRec(seq=e.seq, by=e.by, items={i.id: i.key for i in e.items},
+                                              reason=e.reason))
+
+
+def fold_rule(state: State, e: E.Rule, plan) -> None:
+    parent_or_owner(e)
+    if not e.text.strip():
+        raise refuse(e, "a ruling needs text")
+    if not e.nodes:
+        raise refuse(e, "a ruling names nodes (or *)")
+    for n in e.nodes:
+        if n != "*" and plan.node(n) is None:
+            raise refuse(e, f"unknown node {n!r}")
+    state.rules.append(RuleRec(seq=e.seq, by=e.by, text=e.text, nodes=list(e.nodes), writer=e.writer,
+                               prospective=e.prospective))
+    for n in e.nodes:
+        rec = state.nodes.get(n)
+        for b in rec.blocks if rec else ():
+            if b.needs == "parent" and b.cleared is None and b.ruled is None:
+                b.ruled = e.seq
+
+
+def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
+    """Why this merge may not be recorded (empty when it may): the guard, on append and on replay."""
+    out = []
+    slot = state.open_slot(e.node)
+    if slot is None or slot.cand is None or slot.attempt != e.attempt:
+        return [f"{e.node} has no open candidate for attempt {e.attempt}"]
+    if e.prior != state.trunk_commit:
+        out.append("trunk changed (CAS): prior is not the ledger trunk")
+    if not accepted(state, plan, e.node):
+        out.append(f"{e.node} is not accepted")
+    for obligation, key in e.checks.items():
+        agg = state.agg(e.node, obligation, key)
+        if agg is None or agg.verdict != "pass":
+            out.append(f"{obligation} does not pass on the merge tree")
+    missing = [i for i, k in state.genesis_keys.items()
+               if not any(a.passes or a.fails for a in [state.agg("trunk", f"inv:{i}", k)] if a)]
+    if missing:
+        out.append(f"genesis measurements incomplete: {', '.join(sorted(missing))}")
+    defers = {s: d for d in state.node(e.node).defers if d.used is None for s in [d.seq]}
+    for inv in plan.invariants:
+        key = e.invariants.get(inv.id)
+        if key is None:
+            out.append(f"inv:{inv.id} has no key on the merge tree")
+            continue
+        if key == state.trunk_keys.get(inv.id):
+            continue  # unchanged content: the trunk's status is inherited
+        agg = state.agg("trunk", f"inv:{inv.id}", key)
+        if agg is not None and agg.verdict == "pass":
+            continue
+        if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
+            continue
+        out.append(f"inv:{inv.id} new debt on the merge tree")
+    for s in e.defers:
+        if s not in defers:
+            out.append(f"defer #{s} is not an unused defer of {e.node}")
+    return out
+
+
+def fold_merge(state: State, e: E.Merge, plan) -> None:
+    if e.by != P.EXECUTOR:
+        raise refuse(e, "merges are recorded by the executor (executor:owed)")
+    problems = merge_problems(state, plan, e)
+    if problems:
+        raise refuse(e, "; ".join(problems))
+    rec = state.nodes[e.node]
+    for d in rec.defers:
+        if d.seq in e.defers:
+            d.used = e.seq
+    rec.slot.open, rec.slot.closed = False, e.seq
+    rec.merged, rec.merge_commit = e.seq, e.commit
+    state.trunk_commit, state.trunk_seq = e.commit, e.seq
+    state.trunk_keys = dict(e.invariants)
+    state.merges.append(e.seq)

@@ -1,0 +1,138 @@
+"""Folds of the slot lifecycle: dispatch, submit, rebase, abandon, hold, resume.
+
+Each `fold_<kind>(state, e, plan)` checks that the entry may follow `state` (raising `Refused` with the
+reason) and then changes `state` in place. `plan` is the current Plan.
+"""
+
+from __future__ import annotations
+
+from owed import entries as E
+from owed import principals as P
+from owed.errors import Refused
+from owed.state import Cand, Slot, State
+
+
+def refuse(e: E.Entry, why: str) -> Refused:
+    return Refused(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
+
+
+def parent_or_owner(e: E.Entry) -> None:
+    if P.role_of(e.by) not in ("parent", "owner"):
+        raise refuse(e, f"{e.by} may not record {E.kind_of(e)} (parent or owner only)")
+
+
+def planned(state: State, e, plan) -> None:
+    if plan.node(e.node) is None:
+        raise refuse(e, f"unknown node {e.node!r} (not in plan #{state.plan.seq})")
+
+
+def unmerged_deps(state: State, plan, node_id: str) -> list[str]:
+    node = plan.node(node_id)
+    return [d for d in node.deps if state.nodes.get(d) is None or state.nodes[d].merged is None]
+
+
+def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
+    parent_or_owner(e)
+    planned(state, e, plan)
+    rec = state.node(e.node)
+    if rec.merged is not None:
+        raise refuse(e, f"{e.node} is already merged (#{rec.merged})")
+    if state.open_slot(e.node) is not None:
+        raise refuse(e, f"{e.node} already has an open slot (attempt {rec.slot.attempt})")
+    if rec.held is not None:
+        raise refuse(e, f"{e.node} is held by abandon #{rec.held}: owed resume {e.node}")
+    if plan.node(e.node).later:
+        raise refuse(e, f"{e.node} is marked later (backlog) in the plan")
+    missing = unmerged_deps(state, plan, e.node)
+    if missing:
+        raise refuse(e, f"{e.node} is not ready: waiting for {', '.join(missing)}")
+    if e.attempt != rec.attempts + 1:
+        raise refuse(e, f"attempt {e.attempt} of {e.node} should be {rec.attempts + 1}")
+    if e.base != state.trunk_commit:
+        raise refuse(e, "slot base must be the ledger trunk")
+    rec.attempts = e.attempt
+    rec.slot = Slot(node=e.node, attempt=e.attempt, base=e.base, branch=e.branch, worktree=e.worktree, seq=e.seq,
+                    by=e.by, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
+    rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
+    rec.after, rec.expect = [], None
+
+
+def fold_submit(state: State, e: E.Submit, plan) -> None:
+    slot = state.open_slot(e.node)
+    if slot is None or slot.attempt != e.attempt:
+        raise refuse(e, f"{e.node} has no open slot for attempt {e.attempt}")
+    writer = P.writer_for(e.node, e.attempt)
+    if e.carry is not None:
+        if e.by != P.EXECUTOR:
+            raise refuse(e, "a carry submit is owed's own (executor:owed)")
+        if slot.cand is None or slot.cand.commit != e.commit:
+            raise refuse(e, "a carry submit keeps the open candidate's commit")
+    elif e.by != writer:
+        raise refuse(e, f"only the slot's writer ({writer}) may submit")
+    if not e.keys:
+        raise refuse(e, "a submit records the keys of its items")
+    slot.cand = Cand(seq=e.seq, commit=e.commit, base=slot.base, keys=dict(e.keys), by=e.by, carry=e.carry, ts=e.ts)
+    if e.carry is None:
+        slot.submits += 1
+
+
+def fold_rebase(state: State, e: E.Rebase, plan) -> None:
+    slot = state.open_slot(e.node)
+    if slot is None or slot.attempt != e.attempt:
+        raise refuse(e, f"{e.node} has no open slot for attempt {e.attempt}")
+    if P.role_of(e.by) not in ("parent", "owner") and e.by != P.writer_for(e.node, e.attempt):
+        raise refuse(e, f"{e.by} may not rebase {e.node} (parent, owner or the slot's writer)")
+    if e.from_ != slot.base:
+        raise refuse(e, "rebase must start from the current slot base")
+    if e.base != state.trunk_commit or e.base == slot.base:
+        raise refuse(e, "rebase moves the slot base to the current ledger trunk")
+    if slot.cand is not None:
+        slot.prev_cand = slot.cand
+    slot.cand = None
+    slot.base = e.base
+
+
+def fold_abandon(state: State, e: E.Abandon, plan) -> None:
+    parent_or_owner(e)
+    slot = state.open_slot(e.node)
+    if slot is None or slot.attempt != e.attempt:
+        raise refuse(e, f"{e.node} has no open slot for attempt {e.attempt}")
+    if e.by == P.DRIVER and (slot.by != P.DRIVER or slot.cand is not None):
+        raise refuse(e, "parent:drive abandons only its own never-submitted slots")
+    if not e.reason.strip():
+        raise refuse(e, "abandon needs a note")
+    slot.open = False
+    slot.closed = e.seq
+
+
+def fold_hold(state: State, e: E.Hold, plan) -> None:
+    parent_or_owner(e)
+    rec = state.node(e.node)
+    if rec.merged is not None:
+        raise refuse(e, f"{e.node} is already merged")
+    if state.open_slot(e.node) is not None:
+        raise refuse(e, f"{e.node} has an open slot: abandon it with --hold")
+    rec.held = e.seq
+
+
+def fold_resume(state: State, e: E.Resume, plan) -> None:
+    parent_or_owner(e)
+    planned(state, e, plan)
+    rec = state.node(e.node)
+    if e.release == "hold":
+        if rec.held is None:
+            raise refuse(e, f"{e.node} is not held")
+        if e.after or e.expect:
+            raise refuse(e, "a hold release takes neither --after nor --expect")
+        rec.held = None
+        return
+    if e.release is not None:
+        raise refuse(e, f"unknown release {e.release!r}")
+    if state.open_slot(e.node) is None:
+        raise refuse(e, f"{e.node} has no open slot to resume")
+    for a in e.after:
+        if plan.node(a) is None:
+            raise refuse(e, f"--after names unknown node {a!r}")
+    if e.expect not in (None, "report"):
+        raise refuse(e, f"--expect takes only 'report', not {e.expect!r}")
+    rec.after, rec.expect = list(e.after), e.expect

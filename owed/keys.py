@@ -1,0 +1,91 @@
+"""Content keys of items: sha256 of the canonical JSON of everything a verdict depends on.
+
+An item is (subject, obligation, key). Equal keys mean equal evidence (an observation on a candidate is
+reused on a merge commit with the same read and closure content); any relevant change means a new key and
+fresh evidence. Pure: digests of trees (`reads`, `closure`, …) and patches are computed by the caller
+(owed/measure/items.py) through owed/git.py.
+
+Obligations: check:<id>, red:<id>, writes, closure-review, review, rulings, approve, evidence:<id>,
+inv:<id>. An obligation name splits at its first colon only.
+"""
+
+from __future__ import annotations
+
+from owed.canon import digest
+
+
+def _run_spec(c, plan) -> dict:
+    """What a measurement's verdict depends on besides tree content: command, limits, setup, exec."""
+    d = {"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "setup": plan.setup}
+    if c.min_tests is not None:
+        d["min_tests"] = c.min_tests
+    rep = getattr(c, "repeat", None)
+    if rep is not None:
+        d["repeat"] = {"runs": rep.runs, "need": rep.need}
+    ex = exec_part(plan)
+    if ex:
+        d["exec"] = ex
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def exec_part(plan) -> dict | None:
+    ex = getattr(plan, "exec", None)
+    if ex is None:
+        return None
+    out = {}
+    if getattr(ex, "env", None):
+        out["env"] = dict(ex.env)
+    if getattr(ex, "wrap", None):
+        w = ex.wrap
+        out["wrap"] = list(w) if not isinstance(w, str) else w
+    return out or None
+
+
+def check_key(check, plan, *, closure: str, reads: str) -> str:
+    return digest({"o": "check", **_run_spec(check, plan), "closure": closure, "reads": reads})
+
+
+def red_key(check, plan, *, closure: str, base_tree: str, tests: str) -> str:
+    d = {"o": "red", **_run_spec(check, plan), "closure": closure, "base": base_tree, "tests": tests}
+    if check.red_expect is not None:
+        d["red_expect"] = check.red_expect
+    d.pop("min_tests", None)  # min_tests never applies to a red run
+    return digest(d)
+
+
+def inv_key(inv, plan, *, closure: str, reads: str) -> str:
+    return digest({"o": "inv", **_run_spec(inv, plan), "closure": closure, "reads": reads})
+
+
+def writes_key(*, base: str, cand: str, writes) -> str:
+    return digest({"o": "writes", "base": base, "cand": cand, "writes": list(writes)})
+
+
+def review_key(patch: str) -> str:
+    return digest({"o": "review", "patch": patch})
+
+
+def closure_review_key(patch: str) -> str:
+    return digest({"o": "closure-review", "patch": patch})
+
+
+def rulings_key(attempt: int) -> str:
+    return digest({"o": "rulings", "attempt": attempt})
+
+
+def approve_key(patch: str) -> str:
+    return digest({"o": "approve", "patch": patch})
+
+
+def evidence_key(ev_id: str, what: str, patch: str) -> str:
+    return digest({"o": "evidence", "id": ev_id, "what": what, "patch": patch})
+
+
+def split(obligation: str) -> tuple[str, str]:
+    """`check:a:b` → ('check', 'a:b'); `writes` → ('writes', '').
+
+    >>> split("check:unit:fast")
+    ('check', 'unit:fast')
+    """
+    kind, _, rest = obligation.partition(":")
+    return kind, rest

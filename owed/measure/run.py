@@ -1,0 +1,194 @@
+"""EDGE: measure one item in a clean materialized tree and describe it as an observation.
+
+- `Job`: what to measure (subject, obligation, key, commit, base, the check or invariant, red or not,
+  attribution, merging).
+- `measure(repo, plan, job, tmp_root)` → `Measured`: verdict, exit, counts, note, failed names, log bytes,
+  duration. Never raises for a failing, hanging or unstartable command; a tree that cannot be prepared
+  or a failing setup is an `error` (⊥: no information, never a block).
+- `writes_problem(plan, node, paths)`: paths outside the node's writes.
+
+Trees: a fresh detached worktree of the commit under a temporary directory, with the check closure
+pinned from the base (a check is judged by the base's definition of the closure, never the candidate's);
+for a red run the base tree with the candidate's `tests` files laid over it. Then the plan's `setup`,
+then the command, through runner/ (own process group, timeout, pre-kill snapshot, on_timeout hook).
+The log blob keeps the command, exit, the last 256 KiB of output, the hook output and the process tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from owed import entries as E
+
+SETUP_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Job:
+    subject: str  # node id or "trunk"
+    obligation: str
+    key: str
+    commit: str
+    base: str | None
+    spec: object | None  # Check or Invariant (None for writes)
+    red: bool = False
+    attribution: bool = False
+    merging: str | None = None
+
+
+@dataclass
+class Measured:
+    job: Job
+    verdict: str
+    exit: int | None = None
+    counts: E.Counts | None = None
+    note: str | None = None
+    failed: tuple[str, ...] = ()
+    log: bytes = b""
+    duration_ms: int = 0
+    timed_out: bool = False
+    runs: list = field(default_factory=list)
+    noisy: bool = False
+
+    def entry(self, log_sha: str | None) -> E.Obs:
+        j = self.job
+        return E.Obs(seq=-1, ts="", prev="", by="executor:owed", subject=j.subject, obligation=j.obligation,
+                     key=j.key, verdict=self.verdict, commit=j.commit, base=j.base, exit=self.exit, counts=self.counts,
+                     log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging,
+                     note=self.note, failed=self.failed[:50], timed_out=self.timed_out, runs=tuple(self.runs),
+                     noisy=self.noisy)
+
+
+def _counts(c) -> E.Counts | None:
+    if c is None:
+        return None
+    return E.Counts(tests=c.tests, passed=c.passed, failed=c.failed, skipped=c.skipped, format=c.format)
+
+
+def writes_problem(node, paths: list[str]) -> list[str]:
+    from owed.globs import match_any
+
+    pats = tuple(node.writes)
+    return [p for p in paths if not match_any(pats, p)]
+
+
+def _header(job: Job, command: str, tree: str) -> list[str]:
+    return [f"owed measurement: {job.subject} {job.obligation}" + (" (attribution rerun)" if job.attribution else ""),
+            f"commit: {job.commit}" + (f"  base: {job.base}" if job.base else ""),
+            f"tree: {tree}", f"command: {command}"]
+
+
+def _outcome_lines(out, timeout_s) -> list[str]:
+    lines = []
+    if out.timed_out:
+        lines.append(f"timeout after {timeout_s}s")
+    if out.error:
+        lines.append(f"could not run: {out.error}")
+    lines.append(f"exit: {out.exit_code if out.exit_code is not None else ('signal %s' % out.signal if out.signal else '-')}")
+    lines.append(f"duration: {out.duration_ms} ms")
+    lines.append(f"--- output (last {len(out.output)} bytes; {out.dropped_bytes} bytes dropped) ---")
+    lines.append(out.text.rstrip("\n"))
+    if out.hook_output is not None:
+        lines.append(f"--- on_timeout diagnostics (exit {out.hook_exit}) ---")
+        lines.append(out.hook_output.decode("utf-8", "replace").rstrip("\n"))
+    if out.snapshot:
+        lines.append("--- process tree before kill ---")
+        lines += out.snapshot_lines()
+    return lines
+
+
+def _prepare(repo, plan, job: Job, dest: str) -> str:
+    from owed.measure.items import matcher
+
+    if job.red:
+        tree = repo.materialize(job.base, dest)
+        tests = matcher(tuple(job.spec.tests))
+        paths = [e.path for e in repo.ls_tree(job.commit) if tests(e.path)]
+        repo.overlay(tree, job.commit, paths)
+        return str(tree)
+    pins = None
+    if job.base and plan.closure:
+        pins = repo.closure_pins(job.base, job.commit, matcher(tuple(plan.closure)))
+    return str(repo.materialize(job.commit, dest, pins))
+
+
+def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
+    from owed.measure.shell import run_in_tree
+    from owed.measure.verdict import aggregate_repeat, judge
+
+    spec = job.spec
+    t0 = time.monotonic()
+    holder = tempfile.mkdtemp(prefix="owed-m-", dir=tmp_root)
+    dest = os.path.join(holder, "tree")
+    tree = None
+    try:
+        try:
+            tree = _prepare(repo, plan, job, dest)
+        except Exception as e:  # noqa: BLE001 - an unpreparable tree is ⊥, not a crash
+            msg = f"could not prepare the measurement tree: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
+                            duration_ms=int((time.monotonic() - t0) * 1000))
+        log = _header(job, spec.run, tree)
+        if plan.setup:
+            s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S)
+            if not s.ok:
+                log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
+                why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
+                return Measured(job, "error", note=f"setup failed in the measurement tree ({why})",
+                                log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000))
+        rep = getattr(spec, "repeat", None)
+        runs_n, need = (rep.runs, rep.needed) if rep else (1, 1)
+        judgements, votes, last = [], [], None
+        for i in range(runs_n):
+            out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None))
+            code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
+            j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=out.could_not_run, output=out.text,
+                      timeout_s=spec.timeout_s, min_tests=None if job.red else spec.min_tests, red=job.red,
+                      red_expect=getattr(spec, "red_expect", None), cwd=tree)
+            judgements.append(j)
+            last = (out, code, j)
+            if rep:
+                log.append(f"=== run {i + 1} of {runs_n}: {j.verdict} ===")
+                votes.append(E.RunVote(verdict=j.verdict, exit=code, counts=_counts(j.counts), duration_ms=out.duration_ms))
+            log += _outcome_lines(out, spec.timeout_s)
+            passes = sum(1 for x in judgements if x.verdict == "pass")
+            if j.verdict == "error" or passes >= need or passes + (runs_n - i - 1) < need:
+                break
+        out, code, j = last
+        verdict, noisy = aggregate_repeat(judgements, runs_n, need) if rep else (j.verdict, False)
+        if rep and len(judgements) < runs_n and verdict == "fail" and "error" not in [x.verdict for x in judgements]:
+            verdict = "fail"
+        note = j.note
+        if rep:
+            n_pass = sum(1 for x in judgements if x.verdict == "pass")
+            head = f"{'noisy ' if noisy else ''}({n_pass}/{len(judgements)} passed)"
+            note = head if verdict == "pass" else (f"{head}\n{note}" if note else head)
+        failed = tuple(dict.fromkeys(n for x in judgements for n in x.failed))
+        return Measured(job, verdict, exit=code, counts=_counts(j.counts), note=note, failed=failed,
+                        log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
+                        timed_out=out.timed_out, runs=votes, noisy=noisy)
+    finally:
+        if tree is not None:
+            try:
+                repo.discard(tree)
+            except Exception:  # noqa: BLE001 - cleanup is best effort; the directory goes below
+                pass
+        shutil.rmtree(holder, ignore_errors=True)
+
+
+def measure_writes(repo, node, job: Job) -> Measured:
+    t0 = time.monotonic()
+    paths = repo.changed_paths(job.base, job.commit)
+    bad = writes_problem(node, paths)
+    log = [f"owed measurement: {job.subject} writes", f"commit: {job.commit}  base: {job.base}",
+           f"writes: {', '.join(node.writes)}", f"changed paths ({len(paths)}):", *("  " + p for p in paths)]
+    if bad:
+        shown = ", ".join(bad[:20]) + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
+        note = f"paths outside writes: {shown}"
+        return Measured(job, "fail", note=note, failed=tuple(bad[:50]), log="\n".join(log + [note]).encode(),
+                        duration_ms=int((time.monotonic() - t0) * 1000))
+    return Measured(job, "pass", log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000))

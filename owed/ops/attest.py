@@ -1,0 +1,227 @@
+"""`owed attest <node> [--rerun]`: owed measures the open candidate's items itself, in clean trees.
+
+Jobs, in order: missing genesis invariants (merges need them), attribution reruns of old execution
+blocks (each at the commit and base it failed on: failing again clears the block as deterministic for
+that old content, passing marks it flaky for the owner), then every executed item of the candidate
+(check:<id>, red:<id>, writes) whose key has no pass/fail evidence yet (all of them with --rerun).
+
+Only one attest per node runs at once (`locks/attest-<sha16(node)>`: a second one is refused at once,
+`Busy: attest of <node> is already running …`, exit 75). Observations are appended at the end under the
+ledger lock, each only while its item is still current (otherwise reported as superseded). SIGINT/SIGTERM
+kill the running group and record nothing (exit 130/143).
+
+Exit: 0 done (accepted), 1 a newly measured failure, 4 no new failure but obligations still open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+from dataclasses import dataclass, field
+
+from owed import entries as E
+from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Interrupted, Refused
+from owed.keys import split
+from owed.ledger.lock import DirLock, read_owner
+from owed.measure.run import Job, Measured, measure, measure_writes
+from owed.ops.context import Context
+
+
+@dataclass
+class AttestResult:
+    node: str
+    attempt: int
+    commit: str
+    recorded: list = field(default_factory=list)  # Obs entries
+    superseded: list = field(default_factory=list)  # Jobs
+    reused: list = field(default_factory=list)  # obligations with evidence already
+    exit_code: int = 0
+    open_items: list = field(default_factory=list)
+
+
+def node_lock(ledger, node_id: str) -> DirLock:
+    h16 = hashlib.sha256(node_id.encode()).hexdigest()[:16]
+    return DirLock(ledger.root / "locks" / f"attest-{h16}", timeout_s=0, what=f"attest of {node_id}")
+
+
+def _check(node, obligation: str):
+    kind, cid = split(obligation)
+    return next((c for c in node.checks if c.id == cid), None)
+
+
+def genesis_jobs(ctx: Context) -> list[Job]:
+    st, plan = ctx.state, ctx.plan
+    jobs = []
+    for inv in plan.invariants:
+        key = st.genesis_keys.get(inv.id)
+        if key is None:
+            continue
+        agg = st.agg("trunk", f"inv:{inv.id}", key)
+        if agg is None or not (agg.passes or agg.fails):
+            jobs.append(Job("trunk", f"inv:{inv.id}", key, st.genesis_commit, None, inv))
+    return jobs
+
+
+def attribution_jobs(ctx: Context, node, cand) -> list[Job]:
+    from owed.acceptance import active_blocks
+
+    jobs = []
+    for b in active_blocks(ctx.state, ctx.plan, node.id):
+        if b.kind != "exec" or b.flaky is not None or cand.keys.get(b.obligation) == b.key:
+            continue
+        kind, _ = split(b.obligation)
+        spec = _check(node, b.obligation) if kind in ("check", "red") else None
+        if kind in ("check", "red") and spec is None:
+            continue
+        jobs.append(Job(node.id, b.obligation, b.key, b.commit, b.base, spec, red=(kind == "red"), attribution=True))
+    return jobs
+
+
+def item_jobs(ctx: Context, node, slot, rerun: bool) -> tuple[list[Job], list[str]]:
+    jobs, reused = [], []
+    cand = slot.cand
+    for obligation, key in cand.keys.items():
+        kind, _ = split(obligation)
+        if kind not in ("check", "red", "writes"):
+            continue
+        agg = ctx.state.agg(node.id, obligation, key)
+        if agg is not None and (agg.passes or agg.fails) and not rerun:
+            reused.append(obligation)
+            continue
+        spec = _check(node, obligation) if kind != "writes" else None
+        jobs.append(Job(node.id, obligation, key, cand.commit, slot.base, spec, red=(kind == "red")))
+    order = {o: i for i, o in enumerate(cand.keys)}
+    jobs.sort(key=lambda j: order.get(j.obligation, 0))
+    return jobs, reused
+
+
+def _current(state, plan, job: Job) -> bool:
+    from owed.acceptance import active_blocks
+
+    if job.subject == "trunk":
+        _, inv_id = split(job.obligation)
+        return job.key in (state.genesis_keys.get(inv_id), state.trunk_keys.get(inv_id))
+    if job.attribution:
+        return any(b.kind == "exec" and b.obligation == job.obligation and b.key == job.key and b.commit == job.commit
+                   for b in active_blocks(state, plan, job.subject))
+    slot = state.open_slot(job.subject)
+    return slot is not None and slot.cand is not None and slot.cand.keys.get(job.obligation) == job.key
+
+
+class _Signals:
+    """SIGTERM (and SIGINT) become `Interrupted` while measuring: the runner kills the group, nothing is recorded."""
+
+    def __enter__(self):
+        def handler(signum, frame):
+            raise Interrupted(signum)
+
+        self.old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+        return self
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
+            signal.signal(s, h)
+
+
+def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Job]]:
+    """Append the observations whose items are still current; the rest are superseded."""
+    shas = [ctx.ledger.put_blob(m.log) if m.log else None for m in measured]
+    superseded: list[Job] = []
+
+    def make(state):
+        plan = ctx.ledger.plan(state.plan.sha)
+        out = []
+        superseded.clear()
+        for m, sha in zip(measured, shas):
+            if _current(state, plan, m.job):
+                out.append(m.entry(sha))
+            else:
+                superseded.append(m.job)
+        return out
+
+    _, written = ctx.ledger.append(make)
+    return written, superseded
+
+
+def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
+    from owed.acceptance import accepted, items
+
+    ctx = Context.load(cwd)
+    node = ctx.plan.node(node_id)
+    if node is None:
+        raise Refused(f"unknown node {node_id!r}")
+    slot = ctx.state.open_slot(node_id)
+    if slot is None or slot.cand is None:
+        hint = f"owed submit {node_id}" if slot else f"owed dispatch {node_id}"
+        raise Refused(f"{node_id} has no open candidate to attest (next: {hint})")
+    lock = node_lock(ctx.ledger, node_id)
+    try:
+        lock.acquire()
+    except Busy:
+        owner = read_owner(lock.path) or {}
+        raise Busy(f"Busy: attest of {node_id} is already running (pid {owner.get('pid', '?')} on "
+                   f"{owner.get('host', '?')} since {owner.get('ts', '?')}); its observations will appear in "
+                   f"owed why {node_id}") from None
+    try:
+        ctx.reload()
+        slot = ctx.state.open_slot(node_id)
+        if slot is None or slot.cand is None:
+            raise Refused(f"{node_id} has no open candidate to attest")
+        cand = slot.cand
+        jobs, reused = item_jobs(ctx, node, slot, rerun)
+        jobs = genesis_jobs(ctx) + attribution_jobs(ctx, node, cand) + jobs
+        measured: list[Measured] = []
+        with _Signals():
+            for job in jobs:
+                if split(job.obligation)[0] == "writes":
+                    measured.append(measure_writes(ctx.repo, node, job))
+                else:
+                    measured.append(measure(ctx.repo, ctx.plan, job))
+        written, superseded = record(ctx, measured) if measured else ([], [])
+    finally:
+        lock.release()
+    ctx.reload()
+    res = AttestResult(node=node_id, attempt=slot.attempt, commit=cand.commit, recorded=written,
+                       superseded=superseded, reused=reused)
+    res.open_items = [i for i in items(ctx.state, ctx.plan, node_id) if i.mark == "D"]
+    new_fail = any(o.verdict == "fail" and not o.attribution and o.subject == node_id for o in written)
+    res.exit_code = EXIT_REFUSED if new_fail else (EXIT_OK if accepted(ctx.state, ctx.plan, node_id) else EXIT_OPEN)
+    return res
+
+
+def render(res: AttestResult) -> str:
+    marks = {"pass": "✔", "fail": "✘", "error": "⊥"}
+    out = [f"Attest {res.node} attempt {res.attempt}: candidate {res.commit[:12]}"]
+    for o in res.recorded:
+        what = f"{o.subject} {o.obligation}" if o.subject != res.node else o.obligation
+        extra = " (attribution rerun)" if o.attribution else ""
+        counts = f" {o.counts.passed}/{o.counts.tests} passed" if o.counts else ""
+        out.append(f"  {marks[o.verdict]} {what} {o.verdict}{counts} #{o.seq}{extra} ({o.duration_ms} ms)")
+        if o.note and o.verdict != "pass":
+            out += [f"      {ln}" for ln in o.note.splitlines()]
+    if res.reused:
+        out.append(f"  reused (evidence on the same key): {', '.join(res.reused)}")
+    if res.superseded:
+        listed = ", ".join(f"{j.subject} {j.obligation}" for j in res.superseded)
+        out.append(f"Superseded (not recorded; the item changed while it was measured): {listed}")
+    if not res.recorded and not res.superseded:
+        out.append("  nothing to measure: every item already has evidence (--rerun measures again)")
+    if res.open_items:
+        out.append("Open: " + ", ".join(f"{i.obligation} ({i.discharger})" for i in res.open_items))
+    elif res.exit_code == EXIT_OK:
+        out.append(f"Accepted: every obligation of {res.node} has a receipt (next: owed merge {res.node})")
+    out.append(f"Receipt: owed why {res.node}")
+    return "\n".join(out)
+
+
+def to_json(res: AttestResult) -> dict:
+    import msgspec
+
+    return {
+        "node": res.node, "attempt": res.attempt, "commit": res.commit, "exit": res.exit_code,
+        "recorded": [msgspec.to_builtins(o) for o in res.recorded],
+        "superseded": [{"subject": j.subject, "obligation": j.obligation, "key": j.key} for j in res.superseded],
+        "reused": res.reused,
+        "open": [{"obligation": i.obligation, "discharger": i.discharger} for i in res.open_items],
+    }
+

@@ -1,0 +1,38 @@
+"""What every command starts from: the repository, its ledger, the replayed state and the current plan."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class Context:
+    cwd: str
+    repo: object  # owed.git.Repo
+    ledger: object  # owed.ledger.store.Ledger
+    state: object  # owed.state.State
+    plan: object  # owed.plan.model.Plan
+
+    @classmethod
+    def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
+        from owed.errors import UsageError
+        from owed.git import GitError, Repo
+        from owed.ledger.store import Ledger, ledger_dir_for
+
+        cwd = cwd or os.getcwd()
+        try:
+            repo = Repo.discover(cwd)
+        except GitError:
+            raise UsageError(f"not inside a git repository: {cwd}") from None
+        ledger = Ledger(ledger_dir_for(cwd))
+        if need_ledger:
+            ledger.require()
+        state = ledger.state()
+        plan = ledger.plan(state.plan.sha) if state.plan else None
+        return cls(cwd=cwd, repo=repo, ledger=ledger, state=state, plan=plan)
+
+    def reload(self) -> Context:
+        self.state = self.ledger.state()
+        self.plan = self.ledger.plan(self.state.plan.sha)
+        return self

@@ -1,0 +1,234 @@
+"""`owed dispatch <node>`: open a slot — a worktree on its own branch from the ledger trunk — and print
+the packet the writer works from.
+
+Order: readiness (deps merged, no open slot, not held, not later) and write-scope overlap with open slots
+(refused naming the node unless --allow-overlap) → under the `dispatch` lock: branch name from the
+template (checked with check-ref-format), worktree `<root>/<node>-<attempt>`, `.owed/` (an inside root)
+added to the common info/exclude, the plan's `slot_setup`/`setup` run in the worktree (600 s; tracked
+changes refused; new untracked outputs excluded and verified ignored) → the `dispatch` entry with the
+packet as a blob. Any failure rolls back every step (worktree, branch, created directories, appended
+exclude bytes) and records nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import msgspec
+
+from owed import entries as E
+from owed.errors import Refused, UsageError
+from owed.ledger.lock import DirLock
+from owed.ops import authority
+from owed.ops.context import Context
+
+SETUP_TIMEOUT_S = 600
+
+
+def _branch_name(template: str, node, attempt: int) -> str:
+    return template.replace("{node}", node.id).replace("{attempt}", str(attempt)).replace("{type}", node.type)
+
+
+def readiness_problem(ctx: Context, node_id: str) -> str | None:
+    from owed.folds.slots import unmerged_deps
+
+    state, plan = ctx.state, ctx.plan
+    node = plan.node(node_id)
+    if node is None:
+        return f"unknown node {node_id!r} (not in the current plan)"
+    rec = state.nodes.get(node_id)
+    if rec and rec.merged is not None:
+        return f"{node_id} is already merged (#{rec.merged})"
+    if state.open_slot(node_id):
+        return f"{node_id} already has an open slot (attempt {rec.slot.attempt} at {rec.slot.worktree})"
+    if rec and rec.held is not None:
+        return f"{node_id} is held by abandon #{rec.held}: release it with owed resume {node_id} --note ..."
+    if node.later:
+        return f"{node_id} is marked later (backlog): remove `later` in a plan update first"
+    missing = unmerged_deps(state, plan, node_id)
+    if missing:
+        return f"{node_id} is not ready: waiting for {', '.join(missing)} to merge"
+    return None
+
+
+def overlapping(ctx: Context, node) -> list[str]:
+    from owed.globs import may_overlap
+
+    out = []
+    for other_id, rec in ctx.state.nodes.items():
+        if other_id == node.id or rec.slot is None or not rec.slot.open:
+            continue
+        other = ctx.plan.node(other_id)
+        if other is not None and may_overlap(list(node.writes), list(other.writes)):
+            out.append(other_id)
+    return sorted(out)
+
+
+def _rulings(ctx: Context, node_id: str) -> list[dict]:
+    return [{"seq": r.seq, "text": r.text, "by": r.by} for r in ctx.state.rules if "*" in r.nodes or node_id in r.nodes]
+
+
+class _Rollback:
+    """Undo steps in reverse order; each step is best effort so one failure does not hide the others."""
+
+    def __init__(self) -> None:
+        self.steps: list = []
+
+    def add(self, fn) -> None:
+        self.steps.append(fn)
+
+    def run(self) -> None:
+        for fn in reversed(self.steps):
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - rollback keeps going
+                pass
+        self.steps.clear()
+
+
+def _setup(ctx: Context, wt: Path, undo: _Rollback) -> str | None:
+    from owed.git import exclude_literal
+    from owed.measure.shell import last_lines, one_line, run_in_tree
+
+    plan, repo = ctx.plan, ctx.repo
+    command = plan.slot_setup if plan.slot_setup is not None else plan.setup
+    if command is False or not command:
+        return None
+    before = set(repo.worktree_status(wt))
+    out = run_in_tree(plan, command, wt, SETUP_TIMEOUT_S)
+    if not out.ok:
+        why = ("timed out after %d s" % SETUP_TIMEOUT_S) if out.timed_out else (
+            out.error or f"exit {out.exit_code if out.exit_code is not None else 'signal %s' % out.signal}")
+        tail = "\n".join(last_lines(out.text, 20))
+        raise Refused(f"setup failed in the new worktree ({why}); nothing recorded" + (f"\n{tail}" if tail else ""))
+    after = repo.worktree_status(wt)
+    tracked = sorted({ln[3:] for ln in after if not ln.startswith("??")} - {ln[3:] for ln in before if not ln.startswith("??")})
+    if tracked:
+        raise Refused(f"setup changed tracked paths ({', '.join(tracked[:10])}); setup outputs must stay out of "
+                      "the candidate; nothing recorded")
+    new = sorted({ln[3:] for ln in after if ln.startswith("??")} - {ln[3:] for ln in before if ln.startswith("??")})
+    if any("\n" in p or "\r" in p for p in new):
+        raise Refused("setup created a path with a newline in its name; nothing recorded")
+    if new:
+        added = repo.append_info_exclude([exclude_literal(p) for p in new])
+        if added:
+            undo.add(lambda: repo.remove_info_exclude_bytes(added))
+        visible = repo.untracked_paths(wt, "all")
+        if visible:
+            raise Refused(f"setup outputs are still visible to git after excluding them ({', '.join(visible[:10])}): "
+                          "ignore them in the repository or change slot_setup; nothing recorded")
+    note = f"Setup: ran `{one_line(command)}` in this worktree (exit 0)"
+    if new:
+        note += f"; excluded: {', '.join('/' + p for p in new)}"
+    return note
+
+
+def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None) -> tuple[E.Dispatch, dict]:
+    ctx = Context.load(cwd)
+    by = authority.actor(as_, "parent:cli")
+    if by.partition(":")[0] not in ("parent", "owner"):
+        raise Refused(f"{by} may not dispatch (parent or owner only)")
+    problem = readiness_problem(ctx, node_id)
+    if problem:
+        raise Refused(problem)
+    node = ctx.plan.node(node_id)
+    overlaps = overlapping(ctx, node)
+    if overlaps and not allow_overlap:
+        raise Refused(f"writes of {node_id} overlap the open slot of {', '.join(overlaps)}; "
+                      f"wait for it, or dispatch anyway with --allow-overlap")
+    repo, plan = ctx.repo, ctx.plan
+    with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
+        ctx = Context.load(cwd)
+        problem = readiness_problem(ctx, node_id)
+        if problem:
+            raise Refused(problem)
+        rec = ctx.state.nodes.get(node_id)
+        attempt = (rec.attempts if rec else 0) + 1
+        base = ctx.state.trunk_commit
+        wcfg = plan.worktrees_config
+        branch = _branch_name(wcfg.branch, node, attempt)
+        if not repo.check_ref_format_branch(branch):
+            raise UsageError(f"branch name {branch!r} from the worktrees.branch template is not valid")
+        if repo.branch_oid(branch) is not None:
+            raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
+        main = Path(repo.main_worktree)
+        root = (main / wcfg.root) if not os.path.isabs(wcfg.root) else Path(wcfg.root)
+        undo = _Rollback()
+        try:
+            created = []
+            probe = root
+            while not probe.exists():
+                created.append(probe)
+                probe = probe.parent
+            root.mkdir(parents=True, exist_ok=True)
+            for d in created:
+                undo.add(lambda d=d: d.rmdir())
+            root = root.resolve()
+            wt = root / f"{node_id}-{attempt}"
+            if wt.exists():
+                raise Refused(f"worktree path {wt} already exists; remove it first")
+            try:
+                inside = root.relative_to(main.resolve())
+            except ValueError:
+                inside = None
+            if inside is not None and str(inside) != ".":
+                from owed.git import exclude_literal
+
+                top = str(inside).split("/")[0]
+                added = repo.append_info_exclude([exclude_literal(top + "/")])
+                if added:
+                    undo.add(lambda: repo.remove_info_exclude_bytes(added))
+            repo.add_worktree(wt, branch, base)
+            undo.add(lambda: repo.delete_ref_cas(f"refs/heads/{branch}", base))
+            undo.add(lambda: (repo.remove_worktree(wt, force=True), shutil.rmtree(wt, ignore_errors=True)))
+            setup_note = _setup(ctx, wt, undo)
+            rulings = _rulings(ctx, node_id)
+            packet = {
+                "node": node_id, "attempt": attempt, "worktree": str(wt), "branch": branch, "base": base,
+                "title": node.title, "brief": node.brief, "writes": list(node.writes),
+                "checks": [{"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red} for c in node.checks],
+                "review": {"count": node.review.count, "min_rank": node.review.min_rank},
+                "rulings": rulings, "setup": setup_note, "overlaps": overlaps,
+                "submit": f"owed submit {node_id}",
+            }
+            sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
+            seen = max((r["seq"] for r in rulings), default=0)
+
+            def make(state):
+                return [E.Dispatch(seq=-1, ts="", prev="", by=by, node=node_id, attempt=attempt, base=base,
+                                   branch=branch, worktree=str(wt), packet=sha, rulings_seen=seen,
+                                   overlaps=tuple(overlaps))]
+
+            _, written = ctx.ledger.append(make)
+        except BaseException:
+            undo.run()
+            raise
+    return written[0], packet
+
+
+def render_packet(entry: E.Dispatch, packet: dict) -> str:
+    out = [f"Dispatched {packet['node']} attempt {packet['attempt']} (#{entry.seq})",
+           f"Worktree: {packet['worktree']}",
+           f"Branch: {packet['branch']} from {packet['base'][:12]}"]
+    if packet.get("title"):
+        out.append(f"Title: {packet['title']}")
+    if packet.get("brief"):
+        out.append(f"Brief: {packet['brief']}")
+    out.append(f"Writes: {', '.join(packet['writes']) or '(none)'}")
+    if packet["checks"]:
+        out.append("Checks:")
+        out += [f"  {c['id']}{' (red)' if c['red'] else ''}: {c['run']} (timeout {c['timeout_s']} s)" for c in packet["checks"]]
+    rv = packet["review"]
+    if rv["count"]:
+        out.append(f"Review: {rv['count']} independent review(s) at rank >= {rv['min_rank']}")
+    if packet["rulings"]:
+        out.append("Rulings:")
+        out += [f"  #{r['seq']}: {r['text']}" for r in packet["rulings"]]
+    if packet.get("overlaps"):
+        out.append(f"Overlaps (allowed): {', '.join(packet['overlaps'])}")
+    if packet.get("setup"):
+        out.append(packet["setup"])
+    out.append(f"After committing, run: {packet['submit']}")
+    return "\n".join(out)

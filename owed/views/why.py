@@ -1,0 +1,161 @@
+"""`owed why <node>`: the receipt — each obligation of the current candidate as E / W / D, with the
+observation that decides it (seq, counts, note, log blob), reviewers, blocks and how to clear them,
+untested changes (changed paths no check reads) and plan downgrades.
+
+`build(state, plan, node_id, changed)` is pure; `why_view` loads and computes the changed paths.
+Marks: ✔ measured or reviewed (E) · ⚠ waived (W) · ✘ failed · ⊤ conflict (pass and fail) · ⊥ awaiting
+measurement · ⛔ blocked · ○ awaiting a reviewer or acknowledgement.
+"""
+
+from __future__ import annotations
+
+import os
+
+from owed.acceptance import accepted, active_blocks, items
+from owed.errors import Refused
+
+_MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
+         "missing": "⊥", "blocked": "⛔"}
+
+
+def clear_hint(b, node_id: str, cand12: str | None) -> str:
+    pin = f" --candidate {cand12}" if cand12 else ""
+    if b.kind == "exec":
+        if b.flaky is not None:
+            return (f"flaky: the attribution rerun #{b.flaky} passed on the same key; the owner may accept the risk: "
+                    f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\"{pin}")
+        return (f"repair it; the next owed attest {node_id} reruns the old candidate and clears this block if it "
+                f"fails again there")
+    if b.needs == "parent" and b.ruled is None:
+        return f"needs a parent ruling: owed rule --nodes {node_id} \"<decision>\", then the reviewer re-reviews"
+    return (f"cleared by {b.by} again at rank >= {b.rank}, a reviewer at rank > {b.rank}, or the owner: "
+            f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\"{pin}")
+
+
+def _phase(state, plan, node_id: str) -> str:
+    rec = state.nodes.get(node_id)
+    node = plan.node(node_id)
+    if rec and rec.merged is not None:
+        return f"merged (#{rec.merged})"
+    if rec and rec.held is not None:
+        return f"held by abandon #{rec.held}"
+    slot = state.open_slot(node_id)
+    if slot is None:
+        missing = [d for d in node.deps if d not in state.merged]
+        if node.later:
+            return "backlog (later)"
+        return f"waiting (deps: {', '.join(missing)})" if missing else "ready (not dispatched)"
+    if slot.cand is None:
+        return f"writing (attempt {slot.attempt})"
+    return "accepted (merge pending)" if accepted(state, plan, node_id) else f"candidate open (attempt {slot.attempt})"
+
+
+def build(state, plan, node_id: str, changed: list[str] | None = None) -> dict:
+    from owed.measure.items import matcher
+
+    node = plan.node(node_id)
+    if node is None:
+        raise Refused(f"unknown node {node_id!r} (not in the current plan)")
+    rec = state.nodes.get(node_id)
+    slot = state.open_slot(node_id)
+    cand = slot.cand if slot else None
+    cand12 = cand.commit[:12] if cand else None
+    its = items(state, plan, node_id)
+    rows = []
+    for i in its:
+        row = {"obligation": i.obligation, "mark": i.mark, "status": i.status, "key": i.key}
+        if i.discharger:
+            row["discharger"] = i.discharger
+        if i.obs is not None:
+            o = i.obs
+            row["obs"] = {"seq": o.seq, "verdict": o.verdict, "log": o.log, "durationMs": o.duration_ms,
+                          "exit": o.exit, "note": o.note}
+            if o.tests is not None:
+                row["obs"]["counts"] = {"tests": o.tests, "passed": o.passed, "failed": o.failed_n}
+        if i.reviewers:
+            row["reviewers"] = i.reviewers
+        if i.waiver is not None:
+            w = next(w for w in rec.waivers if w.seq == i.waiver)
+            row["waiver"] = {"seq": w.seq, "by": w.by, "reason": w.reason, "acceptRisk": w.accept_risk}
+        if i.blocks:
+            row["blocks"] = i.blocks
+        if i.hint:
+            row["hint"] = i.hint
+        rows.append(row)
+    blocks = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "by": b.by, "rank": b.rank,
+               "commit": b.commit, "note": b.note, "needs": b.needs, "flaky": b.flaky,
+               "clear": clear_hint(b, node_id, cand12)} for b in active_blocks(state, plan, node_id)]
+    untested = []
+    if changed is not None:
+        reads = [matcher(tuple(c.reads)) for c in node.checks]
+        untested = [p for p in changed if not any(m(p) for m in reads)]
+    downgrades = [{"plan": p.seq, "by": p.by, "item": d, "note": p.note}
+                  for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
+    return {
+        "node": node_id, "title": node.title, "phase": _phase(state, plan, node_id),
+        "attempt": slot.attempt if slot else (rec.attempts if rec else 0),
+        "candidate": {"seq": cand.seq, "commit": cand.commit, "base": cand.base} if cand else None,
+        "worktree": slot.worktree if slot else None,
+        "accepted": bool(its) and accepted(state, plan, node_id),
+        "items": rows, "blocks": blocks, "untested": untested, "downgrades": downgrades,
+    }
+
+
+def render(v: dict) -> str:
+    head = f"{v['node']}" + (f": {v['title']}" if v.get("title") else "") + f" — {v['phase']}"
+    out = [head]
+    c = v["candidate"]
+    if c:
+        out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})")
+    elif v["worktree"]:
+        out.append(f"No candidate yet: the writer works in {v['worktree']} and runs owed submit {v['node']}")
+    for r in v["items"]:
+        mark = _MARK.get(r["status"], "○") if not (r["status"] == "missing" and r.get("discharger") == "reviewer") else "○"
+        line = f"  {r['mark']} {mark} {r['obligation']}: {r['status']}"
+        o = r.get("obs")
+        if o:
+            line += f" (obs #{o['seq']}"
+            if "counts" in o:
+                line += f", {o['counts']['passed']}/{o['counts']['tests']} tests"
+            line += f", {o['durationMs']} ms" + (f", log {o['log'][:12]}" if o.get("log") else "") + ")"
+        if r.get("reviewers"):
+            line += f" by {', '.join(r['reviewers'])}"
+        if r.get("waiver"):
+            w = r["waiver"]
+            line += f" — waived #{w['seq']} by {w['by']}: {w['reason']}"
+        if r.get("discharger") and r["mark"] == "D":
+            line += f" → {r['discharger']}"
+        out.append(line)
+        if o and o.get("note") and r["status"] != "measured":
+            out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
+        if r.get("hint"):
+            out.append(f"      {r['hint']}")
+    if v["blocks"]:
+        out.append("Blocks:")
+        for b in v["blocks"]:
+            who = f"{b['by']} rank {b['rank']}" if b["kind"] == "judgment" else "executor"
+            out.append(f"  ⛔ #{b['seq']} {b['obligation']} ({b['kind']}, {who}, on {b['commit'][:12]})")
+            if b.get("note"):
+                out.append(f"      {b['note'].splitlines()[0]}")
+            out.append(f"      clear: {b['clear']}")
+    if v["untested"]:
+        shown = v["untested"][:20]
+        out.append(f"Untested changes ({len(v['untested'])}): {', '.join(shown)}" + (" …" if len(v["untested"]) > 20 else ""))
+    if v["downgrades"]:
+        out.append("Plan downgrades:")
+        out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")
+                for d in v["downgrades"]]
+    if v["accepted"]:
+        out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
+    return "\n".join(out)
+
+
+def why_view(cwd: str, node_id: str, *, full: bool = False) -> dict:
+    from owed.ops.context import Context
+
+    ctx = Context.load(cwd or os.getcwd())
+    slot = ctx.state.open_slot(node_id)
+    changed = None
+    if slot is not None and slot.cand is not None:
+        changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
+    return build(ctx.state, ctx.plan, node_id, changed)
