@@ -45,12 +45,16 @@ def collect(
     handles: dict[int, psutil.Process] = {}
     members: list[int] = []
     truncated = False
-    for proc in psutil.process_iter(["ppid"]):
+    for proc in psutil.process_iter():  # no attrs: `.info` lives on shared cached handles, racy across threads
         if time.monotonic() > deadline:
             truncated = True
             break
-        pid, ppid = proc.pid, proc.info.get("ppid")
-        if pid == me or ppid is None:
+        pid = proc.pid
+        try:
+            ppid = proc.ppid()
+        except psutil.Error:
+            continue
+        if pid == me:
             continue
         handles[pid] = proc
         kids.setdefault(ppid, []).append(pid)

@@ -185,7 +185,7 @@ def test_many_runs_at_once_on_trio(tmp_path):
     results = {}
 
     async def one(i):
-        results[i] = await runner.run(RunSpec(f"echo {i}", cwd=tmp_path, timeout_s=20))
+        results[i] = await runner.run(RunSpec(["echo", str(i)], cwd=tmp_path, timeout_s=20))
 
     async def main():
         async with anyio.create_task_group() as tg:

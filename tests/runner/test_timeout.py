@@ -157,3 +157,18 @@ def test_argv_wrapper_is_killed_with_the_group(tmp_path):
 def test_zero_timeout_times_out_at_once(tmp_path):
     o = runner.run_sync(RunSpec("sleep 5", cwd=tmp_path, timeout_s=0, grace_s=0.2))
     assert o.timed_out and o.duration_ms < 2000 and o.output == b""
+
+
+def test_processes_forked_after_the_snapshot_meet_the_group_sigkill(tmp_path):
+    # The TERM trap starts a new group member that no snapshot saw; only the final killpg(SIGKILL) reaches it.
+    pids = tmp_path / "pids"
+    cmd = f"trap 'sleep 1000 & echo $! >> {pids}' TERM; echo $$ >> {pids}; while :; do sleep 0.05; done"
+    o = runner.run_sync(RunSpec(cmd, cwd=tmp_path, timeout_s=0.3, grace_s=0.4))
+    assert o.timed_out and o.signal == 9
+    assert_gone(read_pids(pids, 2))
+
+
+def test_on_timeout_hook_goes_through_the_same_wrapper(tmp_path):
+    o = runner.run_sync(RunSpec("sleep 1000", cwd=tmp_path, timeout_s=0.3, grace_s=0.2, wrap=["env", "VIA_WRAP=yes"],
+                                on_timeout="echo wrapped=$VIA_WRAP"))
+    assert o.timed_out and o.hook_output == b"wrapped=yes\n"
