@@ -170,10 +170,13 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
     return item
 
 
-def items(state: State, plan, node_id: str) -> list[Item]:
+def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[Item]:
+    """The receipt of the node's current candidate (with `closed_ok`, also of a merged slot's)."""
     rec = state.nodes.get(node_id)
     node = plan.node(node_id)
-    if rec is None or node is None or rec.slot is None or not rec.slot.open or rec.slot.cand is None:
+    if rec is None or node is None or rec.slot is None or rec.slot.cand is None:
+        return []
+    if not rec.slot.open and not closed_ok:
         return []
     cand = rec.slot.cand
     blocks = active_blocks(state, plan, node_id)

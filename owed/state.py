@@ -59,6 +59,7 @@ class Slot(_S):
     worktree: str
     seq: int  # dispatch seq
     by: str
+    ts: str = ""
     rulings_seen: int = 0
     open: bool = True
     closed: int | None = None  # seq of the merge / abandon that closed it

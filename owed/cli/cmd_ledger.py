@@ -26,6 +26,7 @@ def init(
     note: Optional[str] = typer.Option(None, "--note"),
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
+    measure: bool = typer.Option(True, "--measure/--no-measure", help="Measure the trunk invariants now."),
     json: bool = JSON,
 ) -> None:
     """Initialize the ledger from a plan (owner act, delegated by default)."""
@@ -33,13 +34,21 @@ def init(
 
     r = planning.init(os.getcwd(), plan, rev=rev, as_=as_, i_am_owner=i_am_owner, note=note)
     e = r.entry
+    genesis = None
+    if measure and r.plan.invariants:
+        from owed.ops.genesis import attest_genesis, render as render_genesis
+
+        genesis = attest_genesis(os.getcwd())
     doc = {"seq": e.seq, "by": e.by, "channel": e.channel, "trunk": e.trunk, "commit": e.commit, "plan": r.sha,
-           "nodes": len(r.plan.nodes), "invariants": len(r.plan.invariants), "warnings": r.warnings}
+           "nodes": len(r.plan.nodes), "invariants": len(r.plan.invariants), "warnings": r.warnings,
+           "genesis": genesis.to_json() if genesis else None}
     lines = [
         f"Initialized owed ledger: trunk {e.trunk} {e.commit[:12]}, plan {r.sha[:12]} "
         f"({len(r.plan.nodes)} nodes, {len(r.plan.invariants)} invariants); genesis #{e.seq} by {e.by} ({e.channel})",
         *(f"warning: {w}" for w in r.warnings),
     ]
+    if genesis is not None:
+        lines.append(render_genesis(genesis))
     emit(doc, json, "\n".join(lines))
 
 
@@ -101,3 +110,34 @@ def verify(
     if report.get("cacheMismatch"):
         text.append(f"cacheMismatch: {', '.join(s[:12] for s in report['cacheMismatch'])} (rewritten)")
     emit(report, json, "\n".join(text))
+
+
+@app.command()
+def report(
+    since: Optional[str] = typer.Option(None, "--since", help="A ledger seq (exclusive) or an ISO-8601 time."),
+    json: bool = JSON,
+) -> None:
+    """What happened: merges, observations, reviews, rulings, downgrades, owner decisions."""
+    from owed.ledger.store import Ledger
+    from owed.views.report import build_report, render_report
+
+    ledger = Ledger.discover()
+    ledger.require()
+    r = build_report(ledger.read_all(), since)
+    emit(r, json, render_report(r))
+
+
+@app.command()
+def brief(
+    since: Optional[str] = typer.Option(None, "--since", help="Limit the Merged section (seq or ISO time)."),
+    json: bool = JSON,
+) -> None:
+    """The morning view: owner acts, Needs you, Merged, Rejected or blocked, In progress, totals."""
+    from owed.ops.context import Context
+    from owed.views.report import build_brief, render_brief
+    from owed.views.status import status_view
+
+    ctx = Context.load(os.getcwd())
+    status = status_view(os.getcwd())
+    b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths)
+    emit(b, json, render_brief(b))

@@ -80,3 +80,12 @@ def why(
 
     view = why_view(os.getcwd(), node, full=full)
     emit(view, json, render(view))
+
+
+@app.command()
+def merge(node: str = typer.Argument(...), json: bool = JSON) -> None:
+    """Advance trunk to the guarded merge of an accepted candidate (compare-and-swap)."""
+    from owed.ops.merge import merge as run, render, to_json
+
+    res = run(os.getcwd(), node)
+    emit(to_json(res), json, render(res))

@@ -52,7 +52,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
         raise refuse(e, "slot base must be the ledger trunk")
     rec.attempts = e.attempt
     rec.slot = Slot(node=e.node, attempt=e.attempt, base=e.base, branch=e.branch, worktree=e.worktree, seq=e.seq,
-                    by=e.by, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
+                    by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
     rec.after, rec.expect = [], None
 

@@ -18,14 +18,14 @@ class Context:
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
         from owed.errors import UsageError
         from owed.git import GitError, Repo
-        from owed.ledger.store import Ledger, ledger_dir_for
+        from owed.ledger.store import Ledger
 
         cwd = cwd or os.getcwd()
         try:
             repo = Repo.discover(cwd)
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
-        ledger = Ledger(ledger_dir_for(cwd))
+        ledger = Ledger(repo.ledger_dir())
         if need_ledger:
             ledger.require()
         state = ledger.state()

@@ -1,79 +1,216 @@
-"""`owed status`: State + plan → a status record → text or JSON.
+"""`owed status`: State + plan (+ a few facts read from git) → a status record → text or JSON.
 
-`build(state, plan)` is pure. The text starts with the outcome line
-`owed: <M> merged · <R> in progress · <A> need you · trunk <name> <short> <✔|✘> invariants (<ok>/<n>)`,
-then `Needs you (<A>):` (or `Needs you: none`), the non-empty sections, and `Details: …`.
-Later issues add slots, measurements, blocks and debt to the record; the shape stays.
+`build(state, plan, now, facts)` is pure; `status_view` gathers `facts` (trunk ref, trunk worktree).
+Text:
+  owed: <M> merged · <R> in progress · <A> need you · trunk <name> <short> <✔|✘> invariants (<ok>/<n>)
+  Needs you (<A>):            <node>: <plain reason> → <command>      (or `Needs you: none`)
+  In progress (<R>):          <node>: writing | measuring | reviewing | blocked | accepted (merge pending) … <age>
+  Debt:                       trunk-red invariants, owner defers still binding, waivers of open nodes
+  Ready (<n>):                by unfinished transitive dependents; overlaps with open slots marked
+  Backlog (later), Waiting for dependencies
+  Details: owed status --full · owed why <node>
+Empty sections are omitted.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import datetime, timezone
+
+from owed.acceptance import accepted, active_blocks, items
+
+
+def parse_ts(ts: str) -> datetime | None:
+    try:
+        return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    except (ValueError, TypeError):
+        return None
+
+
+def age(ts: str, now: datetime) -> str:
+    t = parse_ts(ts)
+    if t is None:
+        return "?"
+    s = max(0, int((now - t).total_seconds()))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
 
 
 def ready_nodes(state, plan) -> list[str]:
+    from owed.plan.graph import dependent_counts
+
     merged = state.merged
     out = []
     for n in plan.nodes:
-        if n.id in merged or getattr(n, "later", False):
+        rec = state.nodes.get(n.id)
+        if n.id in merged or n.later or (rec and (rec.held is not None or (rec.slot and rec.slot.open))):
             continue
         if all(d in merged for d in n.deps):
             out.append(n.id)
+    weight = dependent_counts(plan, merged)
+    return sorted(out, key=lambda i: (-weight.get(i, 0), i))
+
+
+def invariant_status(state, plan) -> tuple[int, list[dict]]:
+    ok, rows = 0, []
+    for inv in plan.invariants:
+        key = state.trunk_keys.get(inv.id)
+        agg = state.agg("trunk", f"inv:{inv.id}", key) if key else None
+        v = agg.verdict if agg else "none"
+        ok += v == "pass"
+        rows.append({"id": inv.id, "key": key, "verdict": v, "seq": agg.last.seq if agg and agg.last else None})
+    return ok, rows
+
+
+def _phase(state, plan, node_id: str) -> tuple[str, list]:
+    its = items(state, plan, node_id)
+    slot = state.open_slot(node_id)
+    if slot.cand is None:
+        return "writing", its
+    if accepted(state, plan, node_id):
+        return "accepted (merge pending)", its
+    debts = [i for i in its if i.mark == "D"]
+    if any(i.discharger == "writer" for i in debts):
+        return "blocked (repair)", its
+    if any(i.discharger == "executor" for i in debts):
+        return "measuring", its
+    if any(i.discharger in ("owner", "parent") for i in debts):
+        return "waiting for a decision", its
+    return "reviewing", its
+
+
+def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
+    out = []
+    slot = state.open_slot(node_id)
+    c12 = slot.cand.commit[:12] if slot and slot.cand else ""
+    if phase.startswith("accepted"):
+        out.append({"node": node_id, "reason": "accepted", "command": f"owed merge {node_id}"})
+        return out
+    if phase == "measuring":
+        out.append({"node": node_id, "reason": "candidate not measured yet", "command": f"owed attest {node_id}"})
+    for b in active_blocks(state, plan, node_id):
+        if b.needs == "parent" and b.ruled is None:
+            out.append({"node": node_id, "reason": f"review block #{b.seq} needs a parent ruling",
+                        "command": f"owed rule --nodes {node_id} \"<decision>\""})
+        elif b.kind == "exec" and b.flaky is not None:
+            out.append({"node": node_id, "reason": f"{b.obligation} is flaky (#{b.seq} failed, #{b.flaky} passed)",
+                        "command": f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\" "
+                                   f"--candidate {c12}"})
+    for i in its:
+        if i.mark == "D" and i.discharger == "owner" and i.status == "conflict":
+            out.append({"node": node_id, "reason": f"{i.obligation} passed and failed on the same content",
+                        "command": f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"})
+        if i.mark == "D" and i.obligation == "approve":
+            out.append({"node": node_id, "reason": "owner approval", "command": f"owed approve {node_id} --candidate {c12}"})
     return out
 
 
-def build(state, plan) -> dict:
+def build(state, plan, now: datetime, facts: dict | None = None) -> dict:
+    facts = facts or {}
+    inv_ok, invs = invariant_status(state, plan)
+    needs, progress, debt = [], [], []
+    if facts.get("trunk_moved"):
+        needs.append({"node": "trunk", "reason": facts["trunk_moved"], "command": "owed adopt --note \"...\""})
+    missing_genesis = [i for i, k in state.genesis_keys.items()
+                       if not ((a := state.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails))]
+    if missing_genesis:
+        needs.append({"node": "trunk", "reason": f"genesis invariants not measured ({', '.join(missing_genesis)})",
+                      "command": "owed attest --genesis"})
+    for r in invs:
+        if r["verdict"] in ("fail", "conflict"):
+            debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
+    for node in plan.nodes:
+        rec = state.nodes.get(node.id)
+        if rec is None or rec.merged is not None:
+            continue
+        if rec.held is not None:
+            progress.append({"node": node.id, "phase": f"held (abandon #{rec.held})", "age": ""})
+            continue
+        slot = state.open_slot(node.id)
+        if slot is None:
+            continue
+        phase, its = _phase(state, plan, node.id)
+        since = slot.cand.ts if slot.cand else slot.ts
+        missing = [d for d in node.deps if d not in state.merged]
+        if missing:
+            phase = f"waiting (deps: {', '.join(missing)})"
+        progress.append({"node": node.id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)})
+        needs += _needs(state, plan, node.id, phase, its)
+        for w in rec.waivers:
+            debt.append(f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}")
+        for d in rec.defers:
+            if d.used is None:
+                debt.append(f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}")
     ready = ready_nodes(state, plan)
-    inv_total = len(plan.invariants)
-    inv_ok = 0  # trunk invariant measurements arrive with genesis attest (issue 5)
-    needs = [{"node": n, "reason": "ready", "command": f"owed dispatch {n}"} for n in ready]
-    waiting = [n.id for n in plan.nodes if n.id not in state.merged and n.id not in ready and not getattr(n, "later", False)]
-    later = [n.id for n in plan.nodes if getattr(n, "later", False) and n.id not in state.merged]
+    open_writes = {n: plan.node(n).writes for n, r in state.nodes.items() if r.slot and r.slot.open and plan.node(n)}
+    from owed.globs import may_overlap
+
+    ready_rows = []
+    for n in ready:
+        ov = sorted(o for o, w in open_writes.items() if may_overlap(list(plan.node(n).writes), list(w)))
+        ready_rows.append({"node": n, "overlaps": ov})
+        if not facts.get("driver"):
+            needs.append({"node": n, "reason": "ready" + (f" (overlaps open slot of {', '.join(ov)})" if ov else ""),
+                          "command": f"owed dispatch {n}"})
+    waiting = [n.id for n in plan.nodes if n.id not in state.merged and not n.later and n.id not in ready
+               and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
+    later = [n.id for n in plan.nodes if n.later and n.id not in state.merged]
+    merged_now = sum(1 for n in plan.nodes if n.id in state.merged)
     return {
-        "summary": {
-            "merged": len(state.merged),
-            "inProgress": 0,
-            "needYou": len(needs),
-            "trunk": state.trunk,
-            "trunkCommit": state.trunk_commit,
-            "invariantsOk": inv_ok,
-            "invariants": inv_total,
-        },
-        "entries": state.seq + 1,
-        "head": state.head,
+        "summary": {"merged": merged_now, "inProgress": len(progress), "needYou": len(needs), "trunk": state.trunk,
+                    "trunkCommit": state.trunk_commit, "invariantsOk": inv_ok, "invariants": len(invs)},
+        "entries": state.seq + 1, "head": state.head,
         "plan": {"seq": state.plan.seq, "sha": state.plan.sha, "path": state.plan.path} if state.plan else None,
-        "needsYou": needs,
-        "ready": ready,
-        "waiting": waiting,
-        "later": later,
-        "merged": sorted(state.merged),
+        "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
+        "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
+        "trunkWorktree": facts.get("trunk_worktree"),
     }
 
 
-def render_status(view: dict) -> str:
-    s = view["summary"]
+def render_status(v: dict) -> str:
+    s = v["summary"]
     mark = "✔" if s["invariantsOk"] == s["invariants"] else "✘"
-    lines = [
-        f"owed: {s['merged']} merged · {s['inProgress']} in progress · {s['needYou']} need you · "
-        f"trunk {s['trunk']} {s['trunkCommit'][:7]} {mark} invariants ({s['invariantsOk']}/{s['invariants']})"
-    ]
-    if view["needsYou"]:
-        lines.append(f"Needs you ({len(view['needsYou'])}):")
-        lines += [f"  {n['node']}: {n['reason']} → {n['command']}" for n in view["needsYou"]]
+    lines = [f"owed: {s['merged']} merged · {s['inProgress']} in progress · {s['needYou']} need you · "
+             f"trunk {s['trunk']} {s['trunkCommit'][:7]} {mark} invariants ({s['invariantsOk']}/{s['invariants']})"]
+    if v["needsYou"]:
+        lines.append(f"Needs you ({len(v['needsYou'])}):")
+        lines += [f"  {n['node']}: {n['reason']} → {n['command']}" for n in v["needsYou"]]
     else:
         lines.append("Needs you: none")
-    if view["waiting"]:
-        lines.append(f"Waiting for dependencies ({len(view['waiting'])}): {', '.join(view['waiting'])}")
-    if view["later"]:
-        lines.append(f"Backlog (later) ({len(view['later'])}): {', '.join(view['later'])}")
+    if v["inProgress"]:
+        lines.append(f"In progress ({len(v['inProgress'])}):")
+        lines += [f"  {p['node']}: {p['phase']}" + (f" · {p['age']}" if p.get("age") else "") for p in v["inProgress"]]
+    if v["debt"]:
+        lines.append("Debt:")
+        lines += [f"  {d}" for d in v["debt"]]
+    if v["ready"]:
+        lines.append(f"Ready ({len(v['ready'])}): " + ", ".join(
+            r["node"] + (f" (overlaps {', '.join(r['overlaps'])})" if r["overlaps"] else "") for r in v["ready"]))
+    if v["waiting"]:
+        lines.append(f"Waiting for dependencies ({len(v['waiting'])}): {', '.join(v['waiting'])}")
+    if v["later"]:
+        lines.append(f"Backlog (later) ({len(v['later'])}): {', '.join(v['later'])}")
+    if v.get("trunkWorktree"):
+        lines.append(f"Trunk {s['trunk']} is checked out at {v['trunkWorktree']}; merges fast-forward it there (keep it clean)")
     lines.append("Details: owed status --full · owed why <node>")
     return "\n".join(lines)
 
 
 def status_view(cwd: str, *, full: bool = False) -> dict:
-    from owed.ledger.store import Ledger
+    from owed.ops.context import Context
+    from owed.ops.merge import trunk_problem
 
-    ledger = Ledger.discover(cwd or os.getcwd())
-    ledger.require()
-    state = ledger.state()
-    return build(state, ledger.plan(state.plan.sha))
+    ctx = Context.load(cwd or os.getcwd())
+    facts = {}
+    moved = trunk_problem(ctx)
+    if moved:
+        facts["trunk_moved"] = moved.split(";")[0]
+    wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
+    if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
+        facts["trunk_worktree"] = str(wt)
+    return build(ctx.state, ctx.plan, datetime.now(timezone.utc), facts)

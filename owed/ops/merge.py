@@ -1,0 +1,224 @@
+"""`owed merge <node>`: advance trunk to the merge of an accepted candidate, guarded.
+
+Order: accepted? → trunk ref equals the ledger trunk (else `trunk moved outside owed …` or diverged) →
+genesis invariants measured (measured now when missing) → under the `merge` lock: `git merge-tree
+--write-tree` (a conflict refuses: `rebase needed`, nothing recorded) → merge commit M = [trunk, candidate]
+→ items keyed on M: node checks (an equal key reuses the candidate's evidence), writes on diff(trunk, M),
+invariants (an unchanged key inherits trunk's status) → measurements of the new keys, recorded with
+`merging: <node>` whether or not the merge then goes through → the guard (`merge_problems`, the same rule
+the reducer applies on replay) → in one locked step: compare-and-swap of refs/heads/<trunk> from the ledger
+trunk to M (a checked-out, clean trunk worktree is fast-forwarded instead) and the `merge` entry.
+Prints `Unguarded paths`: changed paths no invariant reads, collapsed to directory globs.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+
+from owed import entries as E
+from owed.errors import Refused
+from owed.ledger.lock import DirLock
+from owed.ops.context import Context
+
+
+@dataclass
+class MergeResult:
+    node: str
+    attempt: int
+    prior: str
+    commit: str
+    entry: E.Merge | None = None
+    observations: list = field(default_factory=list)
+    unguarded: list = field(default_factory=list)
+    reused: list = field(default_factory=list)
+
+
+def unguarded_globs(paths: list[str], reads_match) -> list[str]:
+    """Changed paths no invariant reads, each collapsed to its parent directory glob (root files stay).
+
+    >>> unguarded_globs(["app/bundles/foo/a.ts", "app/bundles/bar/b.ts", "README.md"], lambda p: False)
+    ['README.md', 'app/bundles/bar/**', 'app/bundles/foo/**']
+    """
+    out = set()
+    for p in paths:
+        if reads_match(p):
+            continue
+        out.add(p if "/" not in p else p.rsplit("/", 1)[0] + "/**")
+    dirs = sorted((g[:-3] for g in out if g.endswith("/**")), key=len)
+    keep = set()
+    for g in out:
+        if g.endswith("/**") and any(g[:-3] != d and g[:-3].startswith(d + "/") for d in dirs):
+            continue
+        keep.add(g)
+    return sorted(keep)
+
+
+def trunk_problem(ctx: Context) -> str | None:
+    st, repo = ctx.state, ctx.repo
+    ref = repo.branch_oid(st.trunk)
+    if ref == st.trunk_commit:
+        return None
+    if ref is None:
+        return f"trunk branch {st.trunk} is missing; the ledger trunk is {st.trunk_commit[:12]}"
+    if repo.rev_parse(st.trunk_commit) is None:
+        return f"the ledger trunk commit {st.trunk_commit[:12]} is missing from the repository"
+    if repo.is_ancestor(st.trunk_commit, ref):
+        n = repo.count_commits(st.trunk_commit, ref)
+        return (f"trunk moved outside owed: {st.trunk} {ref[:12]} is ahead of the ledger trunk {st.trunk_commit[:12]} "
+                f"by {n} commit{'s' if n != 1 else ''}; check them, then the owner records them: "
+                f"owed adopt --note \"<what they are>\"")
+    return (f"trunk {st.trunk} {ref[:12]} diverged from the ledger trunk {st.trunk_commit[:12]} (rewritten or "
+            f"reset): restore the ref to a descendant of the ledger trunk")
+
+
+def _blocked_signals():
+    class _Block:
+        def __enter__(self):
+            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+        def __exit__(self, *exc):
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
+
+    return _Block()
+
+
+def merge(cwd: str, node_id: str) -> MergeResult:
+    from owed.acceptance import accepted, items
+    from owed.measure.items import invariant_keys, matcher, node_check_keys
+    from owed.measure.run import Job, measure, measure_writes
+    from owed.ops.attest import _Signals, genesis_jobs, record
+
+    ctx = Context.load(cwd)
+    plan, repo = ctx.plan, ctx.repo
+    node = plan.node(node_id)
+    if node is None:
+        raise Refused(f"unknown node {node_id!r}")
+    rec = ctx.state.nodes.get(node_id)
+    if rec is not None and rec.merged is not None:
+        raise Refused(f"{node_id} is already merged (#{rec.merged})")
+    slot = ctx.state.open_slot(node_id)
+    if slot is None or slot.cand is None:
+        raise Refused(f"{node_id} has no open candidate")
+    if not accepted(ctx.state, plan, node_id):
+        open_items = [f"{i.obligation} ({i.discharger})" for i in items(ctx.state, plan, node_id) if i.mark == "D"]
+        raise Refused(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
+                      + f"; see owed why {node_id}")
+    problem = trunk_problem(ctx)
+    if problem:
+        raise Refused(problem)
+    with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
+        ctx.reload()
+        plan, st = ctx.plan, ctx.state
+        slot = st.open_slot(node_id)
+        if slot is None or slot.cand is None or not accepted(st, plan, node_id):
+            raise Refused("Plan, candidate or trunk changed; retry")
+        cand, pre = slot.cand, st.trunk_commit
+        with _Signals():
+            g = genesis_jobs(ctx)
+            if g:
+                record(ctx, [measure(repo, plan, j) for j in g])
+                ctx.reload()
+                st = ctx.state
+                missing = genesis_jobs(ctx)
+                if missing:
+                    raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
+                                  + "; retry owed attest --genesis")
+            mt = repo.merge_tree(pre, cand.commit)
+            if not mt.clean:
+                files = ", ".join(mt.conflicts[:10]) or "unknown files"
+                raise Refused(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
+                              f"run owed rebase {node_id}, then the writer rebases and submits again")
+            m = repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {slot.attempt})\n")
+            checks = node_check_keys(repo, plan, node, pre, m)
+            invs = invariant_keys(repo, plan, m)
+            jobs, reused = [], []
+            for obligation, key in checks.items():
+                agg = st.agg(node_id, obligation, key)
+                if agg is not None and agg.verdict == "pass":
+                    reused.append(obligation)
+                    continue
+                spec = next(c for c in node.checks if f"check:{c.id}" == obligation)
+                jobs.append(Job(node_id, obligation, key, m, pre, spec, merging=node_id))
+            for inv in plan.invariants:
+                key = invs[inv.id]
+                agg = st.agg("trunk", f"inv:{inv.id}", key)
+                if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
+                    reused.append(f"inv:{inv.id}")
+                    continue
+                jobs.append(Job("trunk", f"inv:{inv.id}", key, m, pre, inv, merging=node_id))
+            measured = [measure(repo, plan, j) for j in jobs]
+            writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
+        written = []
+        if measured:
+            written = _record_merge_obs(ctx, measured)
+        if writes.verdict != "pass":
+            raise Refused(f"writes fails on the merge tree: {writes.note}")
+        ctx.reload()
+        defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
+                  and any(invs.get(i) == k for i, k in d.items.items())]
+        draft = E.Merge(seq=-1, ts="", prev="", by="executor:owed", node=node_id, attempt=slot.attempt, prior=pre,
+                        commit=m, tree=mt.tree, checks=checks, invariants=invs, defers=tuple(defers))
+        from owed.folds.judgments import merge_problems
+
+        probs = merge_problems(ctx.state, ctx.plan, draft)
+        if probs:
+            failing = [o for o in written if o.verdict != "pass"]
+            detail = "; ".join(f"{o.subject if o.subject == 'trunk' else ''}{' ' if o.subject == 'trunk' else ''}"
+                               f"{o.obligation} {o.verdict} (obs #{o.seq})" + (f": {o.note.splitlines()[0]}" if o.note else "")
+                               for o in failing)
+            raise Refused(f"merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
+                          + "; trunk unchanged")
+        wt = repo.worktree_with_branch(st.trunk)
+
+        def make(state):
+            if state.trunk_commit != pre or (state.open_slot(node_id) or slot).cand != cand:
+                raise Refused("Plan, candidate or trunk changed; retry")
+            p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
+            if p:
+                raise Refused(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
+            ref = repo.branch_oid(state.trunk)
+            if ref != pre:
+                raise Refused(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
+                              f"{pre[:12]}; nothing recorded")
+            if wt is not None:
+                repo.ff_worktree(wt, m)
+            elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
+                raise Refused(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+            return [draft]
+
+        with _blocked_signals():
+            _, entries = ctx.ledger.append(make)
+    reads = [matcher(tuple(i.reads)) for i in plan.invariants]
+    changed = repo.changed_paths(pre, m)
+    res = MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],
+                      observations=written, reused=reused,
+                      unguarded=unguarded_globs(changed, lambda p: any(r(p) for r in reads)))
+    return res
+
+
+def _record_merge_obs(ctx: Context, measured) -> list:
+    shas = [ctx.ledger.put_blob(x.log) if x.log else None for x in measured]
+    _, written = ctx.ledger.append(lambda state: [x.entry(s) for x, s in zip(measured, shas)])
+    return written
+
+
+def render(res: MergeResult) -> str:
+    e = res.entry
+    out = [f"Merged {res.node} attempt {res.attempt}: trunk {res.prior[:12]} → {res.commit[:12]} (#{e.seq})"]
+    for o in res.observations:
+        out.append(f"  {'✔' if o.verdict == 'pass' else '✘'} {o.obligation} on the merge tree {o.verdict} #{o.seq}")
+    if res.reused:
+        out.append(f"  reused: {', '.join(res.reused)}")
+    if e.defers:
+        out.append(f"  deferred invariant debt carried: {', '.join('#%d' % s for s in e.defers)}")
+    out.append(f"Unguarded paths: {', '.join(res.unguarded) if res.unguarded else 'none'}")
+    return "\n".join(out)
+
+
+def to_json(res: MergeResult) -> dict:
+    e = res.entry
+    return {"node": res.node, "attempt": res.attempt, "seq": e.seq, "prior": res.prior, "commit": res.commit,
+            "observations": [o.seq for o in res.observations], "reused": res.reused, "unguarded": res.unguarded,
+            "defers": list(e.defers)}
+

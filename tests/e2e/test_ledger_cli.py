@@ -1,0 +1,135 @@
+"""Issue 2 through the real CLI: init, plan, status, verify, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import QUICKSTART_PLAN
+
+
+def ledger_lines(repo):
+    p = repo / ".git" / "owed" / "ledger.jsonl"
+    return p.read_bytes().splitlines() if p.exists() else []
+
+
+def test_version_and_help(owed):
+    r = owed("--version")
+    assert r.returncode == 0 and r.stdout.startswith("owed ")
+    r = owed("--help")
+    assert r.returncode == 0 and "init" in r.stdout and "verify" in r.stdout
+
+
+def test_init_status_verify(owed, repo):
+    r = owed("init", "plan.yaml")
+    assert r.returncode == 0, r.stderr
+    assert "genesis #0 by owner:cli (delegated)" in r.stdout
+    g = json.loads(ledger_lines(repo)[0])
+    assert g["kind"] == "genesis" and g["channel"] == "delegated" and g["path"] == "plan.yaml"
+    r = owed("status")
+    assert r.stdout.splitlines()[0].startswith("owed: 0 merged · 0 in progress · 1 need you · trunk main ")
+    assert "greeting: ready → owed dispatch greeting" in r.stdout
+    doc = json.loads(owed("status", "--json").stdout)
+    assert doc["summary"]["needYou"] == 1 and doc["ready"][0]["node"] == "greeting"
+    r = owed("verify")
+    assert r.returncode == 0 and r.stdout.strip() == "Ledger verification passed: 1 entries"
+    assert json.loads(owed("verify", "--json").stdout)["entries"] == 1
+
+
+def test_init_channels_and_refusals(owed, repo):
+    r = owed("init", "plan.yaml", "--i-am-owner")
+    assert r.returncode == 0
+    assert json.loads(ledger_lines(repo)[0])["channel"] == "flag"
+    r = owed("init", "plan.yaml")
+    assert r.returncode == 1 and "already exists" in r.stderr
+    assert len(ledger_lines(repo)) == 1
+
+
+def test_init_as_non_owner_refused(owed, repo):
+    r = owed("init", "plan.yaml", "--as", "parent:x")
+    assert r.returncode == 1 and ledger_lines(repo) == []
+    r = owed("init", "plan.yaml", "--as", "parent:drive")
+    assert r.returncode == 1 and "cannot be claimed" in r.stderr
+
+
+def test_subagent_rail_refuses_owner_acts(owed, repo):
+    r = owed("init", "plan.yaml", env={"DSA_CALL": "1"})
+    assert r.returncode == 1 and "subagent" in r.stderr and ledger_lines(repo) == []
+
+
+def test_bad_plan_lists_every_problem_exit_2(owed, repo):
+    (repo / "bad.yaml").write_text(
+        "version: 1\ntrunk: main\nnodes:\n  - id: a\n    deps: [zz]\n    checks:\n      - id: c\n        run: x\n"
+        "        timeout_s: soon\n    bogus: 1\n"
+    )
+    r = owed("init", "bad.yaml")
+    assert r.returncode == 2
+    line = r.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.startswith("owed: invalid plan bad.yaml:")
+    for fragment in ("nodes[0].deps[0]", "nodes[0].checks[0].timeout_s", "nodes[0].bogus", "nodes[0].writes"):
+        assert fragment in line
+    assert ledger_lines(repo) == []
+    rj = owed("init", "bad.yaml", "--json")
+    assert rj.returncode == 2 and json.loads(rj.stdout)["code"] == "usage"
+
+
+def test_usage_errors_one_line(owed):
+    for args in (["init"], ["nosuchcommand"], ["status", "--bogus"]):
+        r = owed(*args)
+        assert r.returncode == 2, args
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    r = owed("frob", "--json")
+    assert r.returncode == 2 and json.loads(r.stdout) == {"error": "No such command 'frob'.", "code": "usage"}
+
+
+def test_commands_outside_a_ledger(owed, repo):
+    r = owed("status")
+    assert r.returncode == 2 and "owed init" in r.stderr
+
+
+def test_plan_update_downgrade_authority(owed, repo):
+    assert owed("init", "plan.yaml").returncode == 0
+    stricter = QUICKSTART_PLAN.replace("review: {count: 1, min_rank: 1}", "review: {count: 2, min_rank: 2}")
+    (repo / "plan.yaml").write_text(stricter)
+    r = owed("plan", "plan.yaml")
+    assert r.returncode == 0 and "by parent:cli" in r.stdout
+    assert owed("plan", "plan.yaml").stdout.startswith("Plan unchanged")
+    (repo / "plan.yaml").write_text(QUICKSTART_PLAN)  # back to count 1 / rank 1: two downgrades
+    r = owed("plan", "plan.yaml", "--as", "parent:lead")
+    assert r.returncode == 1 and "need the owner" in r.stderr
+    r = owed("plan", "plan.yaml")
+    assert r.returncode == 1 and "--note" in r.stderr
+    n = len(ledger_lines(repo))
+    r = owed("plan", "plan.yaml", "--note", "one reviewer is enough for a greeting", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["by"] == "owner:cli" and doc["channel"] == "delegated"
+    assert doc["downgrades"] == [
+        {"node": "greeting", "what": "review count lowered (2 -> 1)"},
+        {"node": "greeting", "what": "review min_rank lowered (2 -> 1)"},
+    ]
+    assert json.loads(ledger_lines(repo)[-1])["note"] == "one reviewer is enough for a greeting"
+    assert len(ledger_lines(repo)) == n + 1
+    assert owed("verify").returncode == 0
+
+
+def test_plan_rev_reads_committed_file(owed, repo):
+    from tests.conftest import git
+
+    assert owed("init", "plan.yaml").returncode == 0
+    (repo / "plan.yaml").write_text(QUICKSTART_PLAN.replace("min_rank: 1", "min_rank: 2"))
+    git(repo, "commit", "-qam", "stricter")
+    head = git(repo, "rev-parse", "HEAD")
+    (repo / "plan.yaml").write_text("garbage: [")
+    r = owed("plan", "plan.yaml", "--rev", "HEAD", "--json")
+    assert r.returncode == 0, r.stderr
+    entry = json.loads(ledger_lines(repo)[-1])
+    assert entry["rev"] == head and entry["path"] == "plan.yaml"
+
+
+def test_tamper_makes_verify_exit_3(owed, repo):
+    assert owed("init", "plan.yaml").returncode == 0
+    p = repo / ".git" / "owed" / "ledger.jsonl"
+    p.write_bytes(p.read_bytes().replace(b'"trunk":"main"', b'"trunk":"mainx"'))
+    r = owed("verify")
+    assert r.returncode == 3 and "entry #0" in r.stderr
+    assert json.loads(owed("verify", "--json").stdout)["code"] == "integrity"
