@@ -62,19 +62,23 @@ def main() -> None:
 
     owed = [sys.executable, "-m", "owed"]
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, OWED_BENCH_CWD=tmp)
+        # owed status reads a few git facts (trunk ref, worktrees): run it inside a real repository.
+        work = Path(tmp) / "repo"
+        work.mkdir()
+        subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+        env = dict(os.environ, OWED_BENCH_CWD=str(work))
         for n in map(int, a.sizes.split(",")):
             root = build(Path(tmp) / f"ledger{n}", n, 200)
             env["OWED_DIR"] = str(root)
             size = (root / "ledger.jsonl").stat().st_size
             r = timed([*owed, "verify"], env, a.runs)
             print(json.dumps({"figure": f"verify_cold_{n}", "bytes": size, **r}))
-            subprocess.run([*owed, "status"], env=env, capture_output=True, cwd=tmp)  # snapshot now current
+            subprocess.run([*owed, "status"], env=env, capture_output=True, cwd=work)  # snapshot now current
             r = timed([*owed, "status"], env, a.runs)
             print(json.dumps({"figure": f"status_cold_{n}", **r}))
             walls = []
             for i in range(a.runs):
-                subprocess.run([*owed, "verify"], env=env, capture_output=True, cwd=tmp)  # snapshot at head
+                subprocess.run([*owed, "verify"], env=env, capture_output=True, cwd=work)  # snapshot at head
                 from owed import entries as E
                 from owed.ledger.store import Ledger
 

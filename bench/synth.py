@@ -60,16 +60,22 @@ def commit(*parts) -> str:
 
 def drafts(nodes: int, total: int, plan_sha: str):
     trunk = commit("trunk", 0)
+    inv_keys = {f"inv{i}": h("inv", i) for i in range(3)}
     yield E.Genesis(seq=0, ts="", prev="", by="owner:cli", channel="delegated", trunk="main", commit=trunk,
-                    plan=plan_sha, path="plan.yaml")
-    n = 1
+                    plan=plan_sha, path="plan.yaml", keys=inv_keys)
+    for inv, key in inv_keys.items():
+        yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject="trunk", obligation=f"inv:{inv}", key=key,
+                    verdict="pass", commit=trunk, exit=0, counts=E.Counts(tests=340, passed=340, failed=0),
+                    log=h("genesis", inv), duration_ms=41000)
+    n = 4
     for i in range(nodes):
         node, base = f"n{i}", trunk
         cand = commit(node, "cand")
         yield E.Dispatch(seq=0, ts="", prev="", by="parent:cli", node=node, attempt=1, base=base,
                          branch=f"owed/{node}/1", worktree=f"/repo/.owed/wt/{node}-1", packet=h("packet", node))
-        yield E.Submit(seq=0, ts="", prev="", by=f"writer:{node}#1", node=node, attempt=1, commit=cand,
-                       keys={"review": h("review", node)})
+        keys = {"check:unit": h(node, "unit"), "check:lint": h(node, "lint"), "writes": h(node, "writes"),
+                "review": h("review", node), "rulings": h("rulings", node)}
+        yield E.Submit(seq=0, ts="", prev="", by=f"writer:{node}#1", node=node, attempt=1, commit=cand, keys=keys)
         for check in ("unit", "lint"):
             yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject=node, obligation=f"check:{check}",
                         key=h(node, check), verdict="pass", commit=cand, base=base, exit=0,
@@ -81,16 +87,17 @@ def drafts(nodes: int, total: int, plan_sha: str):
                        verdict="ok", rank=1, note=f"Inspected {node}: diff matches the brief; tests cover it.")
         merged = commit("merge", i)
         yield E.Merge(seq=0, ts="", prev="", by="executor:owed", node=node, attempt=1, prior=trunk,
-                      commit=merged, tree=h("tree", i)[:40])
+                      commit=merged, tree=h("tree", i)[:40],
+                      checks={"check:unit": h(node, "unit"), "check:lint": h(node, "lint")}, invariants=inv_keys)
         trunk = merged
-        n += 8
+        n += 7
     k = 0
     while n < total:
         if k % 4 == 3:
             yield E.Note(seq=0, ts="", prev="", by="parent:cli", text=f"progress note {k}: wave finished, café ✓")
         else:
             yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject="trunk", obligation=f"inv:inv{k % 3}",
-                        key=h("inv", k % 3, k // 50), verdict="pass", commit=trunk, exit=0,
+                        key=h("inv", k % 3), verdict="pass", commit=trunk, exit=0,
                         counts=E.Counts(tests=340, passed=339, failed=0, skipped=1, format="pytest"),
                         log=h("invlog", k), duration_ms=42000)
         k += 1

@@ -242,6 +242,12 @@ def empty_instance(cls: type) -> Any:
         return None
 
 
+@lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple:
+    # msgspec.structs.fields() re-reads class annotations on every call (slow): once per class is enough.
+    return msgspec.structs.fields(cls)
+
+
 def canonical_form(value: Any) -> Any:
     """The same value with every field equal to its default replaced by the default object itself.
 
@@ -251,7 +257,7 @@ def canonical_form(value: Any) -> Any:
     """
     if isinstance(value, msgspec.Struct):
         changes = {}
-        for f in msgspec.structs.fields(value):
+        for f in _fields(type(value)):
             old = getattr(value, f.name)
             new = canonical_form(old)
             if f.default is not msgspec.NODEFAULT and new is not f.default and new == f.default:
