@@ -146,7 +146,10 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         for i in range(runs_n):
             out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None))
             code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
-            j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=out.could_not_run, output=out.text,
+            # The runner also flags exits 126/127 as could_not_run; the judge reads those exit codes
+            # itself (126/127 with a test count is a counted failure), so only a spawn failure is passed.
+            spawn_failed = out.could_not_run and out.exit_code is None
+            j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=spawn_failed, output=out.text,
                       timeout_s=spec.timeout_s, min_tests=None if job.red else spec.min_tests, red=job.red,
                       red_expect=getattr(spec, "red_expect", None), cwd=tree)
             judgements.append(j)
