@@ -18,6 +18,7 @@ from collections.abc import Callable
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
+from owed.folds import drive as D
 from owed.folds import judgments as J
 from owed.folds import slots as S
 from owed.state import PlanRef, State
@@ -53,6 +54,7 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
         raise _refuse(e, "genesis records a key for every invariant of its plan")
     state.trunk, state.trunk_commit, state.genesis_commit = e.trunk, e.commit, e.commit
     state.genesis_keys, state.trunk_keys = dict(e.keys), dict(e.keys)
+    state.project = e.hash[:12]
     state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev)
     state.plans.append(state.plan)
     state.allow_seq = e.seq
@@ -106,6 +108,9 @@ _FOLDS = {
     "defer": J.fold_defer,
     "rule": J.fold_rule,
     "merge": J.fold_merge,
+    "launch": D.fold_launch,
+    "send": D.fold_send,
+    "halt": D.fold_halt,
 }
 
 
@@ -123,6 +128,8 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
             fold(state, e, plans(state.plan.sha))
         elif isinstance(e, E.Adopt):
             state.trunk_commit, state.trunk_seq = e.commit, e.seq
+    if state.nodes:
+        D.touch(state, e)
     state.seq, state.head, state.ts = e.seq, e.hash, e.ts
     state.kinds[kind] = state.kinds.get(kind, 0) + 1
     return state

@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -167,6 +167,19 @@ class RuleRec(_S):
     prospective: bool = False
 
 
+class RunRec(_S):
+    rid: str
+    role: str
+    attempt: int
+    launch: int  # launch seq
+    spec: str
+    generation: int = 1
+    cand: int | None = None  # submit seq current at launch (reviewers review that candidate)
+    sends: list[int] = []
+    reasons: list[str] = []
+    ts: str = ""
+
+
 class NodeRec(_S):
     attempts: int = 0
     slot: Slot | None = None
@@ -181,6 +194,10 @@ class NodeRec(_S):
     waivers: list[WaiverRec] = []
     defers: list[DeferRec] = []
     halts: int = 0
+    halt: int | None = None  # seq of the active driver halt
+    halt_reason: str | None = None
+    runs: dict[str, RunRec] = {}  # driver runs of the open attempt, by run id
+    repairs: int = 0  # repair follow-ups sent in the open attempt
 
 
 class State(msgspec.Struct, kw_only=True):
@@ -191,6 +208,7 @@ class State(msgspec.Struct, kw_only=True):
     trunk_commit: str = ""  # the ledger trunk: genesis commit, then each merge / adopt
     trunk_seq: int = 0
     genesis_commit: str = ""
+    project: str = ""  # first 12 hex of the genesis hash: names driver runs
     genesis_keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
     trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk
     plan: PlanRef | None = None

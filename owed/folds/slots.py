@@ -55,6 +55,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
     rec.after, rec.expect = [], None
+    rec.runs, rec.repairs, rec.halt, rec.halt_reason = {}, 0, None, None
 
 
 def fold_submit(state: State, e: E.Submit, plan) -> None:
