@@ -18,7 +18,7 @@ def _finish(gen, value):
 
 
 def test_output_waiting_in_the_pipe_at_the_deadline_is_still_evidence(tmp_path):
-    gen = engine.session(RunSpec("echo early; sleep 1000", cwd=tmp_path, timeout_s=0.4, grace_s=0.2))
+    gen = engine.session(RunSpec(["bash", "-c", "echo early; sleep 1000"], cwd=tmp_path, timeout_s=0.4, grace_s=0.2))
     first = next(gen)
     assert isinstance(first, engine.Wait) and first.deadline is not None
     time.sleep(0.6)  # the child printed long ago but nobody read it, and the deadline has passed
