@@ -163,7 +163,7 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None) ->
                 created.append(probe)
                 probe = probe.parent
             root.mkdir(parents=True, exist_ok=True)
-            for d in created:
+            for d in reversed(created):  # undo runs last-added first: the deepest directory goes first
                 undo.add(lambda d=d: d.rmdir())
             root = root.resolve()
             wt = root / f"{node_id}-{attempt}"
