@@ -14,7 +14,11 @@ Map:
 - `process.py`   async executor on anyio: `run` (imports anyio, so it is imported lazily here).
 - `sync.py`      event-loop-free executor: `run_sync` (poll(2)); what one-shot CLI commands use.
 
-`import runner` loads neither anyio nor trio nor psutil.
+`import runner` loads neither anyio nor trio nor psutil (psutil only when something must be found and killed).
+
+Limits: a descendant that leaves both the process group and the output pipe is found only while its parent
+chain still leads to the leader (the snapshot walks the psutil tree); once re-parented to init it is out of
+reach. Linux is the validated platform (pidfd, /proc); elsewhere exit polling and psutil are best effort.
 """
 
 from __future__ import annotations

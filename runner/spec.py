@@ -99,6 +99,9 @@ class Outcome:
     `output` is the last `tail_bytes` of combined stdout+stderr up to the timeout; `dropped_bytes` counts the
     earlier bytes that did not fit, `late_bytes` what arrived after the timeout froze the evidence.
     `hook_output`/`hook_exit` belong to the on_timeout diagnostic and never mix with `output`.
+    `could_not_run`: the spawn failed, or the run exited 126/127 (shell or wrapper could not run the command)
+    without timing out. `duration_ms` is spawn to full cleanup (a timeout includes hook and grace).
+    `error` explains a spawn failure, or a leader that survived SIGKILL (uninterruptible sleep).
     """
 
     exit_code: int | None
