@@ -177,6 +177,7 @@ class RunRec(_S):
     cand: int | None = None  # submit seq current at launch (reviewers review that candidate)
     sends: list[int] = []
     reasons: list[str] = []
+    messages: list[str] = []  # message blob of each follow-up (generation 2, 3, …)
     ts: str = ""
 
 

@@ -70,6 +70,7 @@ def fold_send(state: State, e: E.Send, plan) -> None:
     run.generation = e.generation
     run.sends.append(e.seq)
     run.reasons.append(e.reason)
+    run.messages.append(e.message)
     if e.reason == "repair":
         rec.repairs += 1
 

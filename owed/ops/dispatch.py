@@ -125,9 +125,12 @@ def _setup(ctx: Context, wt: Path, undo: _Rollback) -> str | None:
     return note
 
 
-def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None) -> tuple[E.Dispatch, dict]:
+def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
+             by: str | None = None) -> tuple[E.Dispatch, dict]:
+    """Open a slot. `by` is for owed's own callers (the driver dispatches as parent:drive, which `--as`
+    may not claim); the CLI passes `as_`."""
     ctx = Context.load(cwd)
-    by = authority.actor(as_, "parent:cli")
+    by = by or authority.actor(as_, "parent:cli")
     if by.partition(":")[0] not in ("parent", "owner"):
         raise Refused(f"{by} may not dispatch (parent or owner only)")
     problem = readiness_problem(ctx, node_id)
