@@ -9,8 +9,8 @@
 
 Trees: a fresh detached worktree of the commit under a temporary directory, with the check closure
 pinned from the base (a check is judged by the base's definition of the closure, never the candidate's);
-for a red run the base tree with the candidate's `tests` files laid over it. Then the plan's `setup`,
-then the command, through runner/ (own process group, timeout, pre-kill snapshot, on_timeout hook).
+for a red run the base tree with the candidate's `tests` files outside the closure laid over it. Then the
+plan's `setup`, then the command, through runner/ (own process group, timeout, pre-kill snapshot, on_timeout hook).
 The log blob keeps the command, exit, the last 256 KiB of output, the hook output and the process tree.
 """
 
@@ -107,7 +107,9 @@ def _prepare(repo, plan, job: Job, dest: str) -> str:
     if job.red:
         tree = repo.materialize(job.base, dest)
         tests = matcher(tuple(job.spec.tests))
-        paths = [e.path for e in repo.ls_tree(job.commit) if tests(e.path)]
+        # The closure stays the base's: a test file under the closure is not taken from the candidate.
+        closure = matcher(tuple(plan.closure)) if plan.closure else (lambda path: False)
+        paths = [e.path for e in repo.ls_tree(job.commit) if tests(e.path) and not closure(e.path)]
         repo.overlay(tree, job.commit, paths)
         return str(tree)
     pins = None
