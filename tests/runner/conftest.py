@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -48,15 +50,22 @@ def read_pids(path: Path, expect: int, within: float = 3.0) -> list[int]:
 
 
 def assert_gone(pids: list[int], within: float = 0.5) -> None:
-    """Every pid is dead (or a zombie). The runner waits for its kills, so `within` only covers scheduling."""
+    """Every pid is dead (or a zombie). The runner waits for its kills, so `within` only covers scheduling.
+    On failure the survivors and their groups are killed first, so a regression cannot leak processes."""
     end = time.monotonic() + within
-    for pid in pids:
-        while alive(pid):
-            if time.monotonic() > end:
-                try:
-                    cmd = psutil.Process(pid).cmdline()
-                except psutil.Error:
-                    cmd = "?"
-                psutil.Process(pid).kill()  # do not leak it into the rest of the session
-                raise AssertionError(f"pid {pid} ({cmd}) survived the run")
-            time.sleep(0.01)
+    while any(alive(pid) for pid in pids) and time.monotonic() < end:
+        time.sleep(0.01)
+    survivors = [pid for pid in pids if alive(pid)]
+    if not survivors:
+        return
+    described = []
+    for pid in survivors:
+        try:
+            described.append(f"{pid} {psutil.Process(pid).cmdline()}")
+            pgid = os.getpgid(pid)
+            if pgid != os.getpgid(0):
+                os.killpg(pgid, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, psutil.Error):
+            pass
+    raise AssertionError(f"survived the run: {described}")
