@@ -26,9 +26,11 @@ _CFG = dict(tag_field="kind", kw_only=True, omit_defaults=True, forbid_unknown_f
 
 
 class Entry(msgspec.Struct, **_CFG):
-    seq: int
-    ts: str
-    prev: str
+    # Drafts leave seq/ts/prev at these placeholders; `Ledger.append` fills them in under the lock.
+    # A stored line always has real values (seq 0 of genesis is not the placeholder -1).
+    seq: int = -1
+    ts: str = ""
+    prev: str = ""
     by: str
     channel: str | None = None
     hash: str = ""

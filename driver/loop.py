@@ -1,0 +1,426 @@
+"""`owed drive`: passes of load → inspect runs → decide → act, as cancellable tasks in one task group.
+
+Map:
+- `main(cwd, once, json, stay, max_open) -> int`: the entry the CLI calls (runs trio through anyio).
+- `Driver.run()`: the loop. Each pass loads the replayed state (incremental), reads the agent runs, asks
+  `driver.policy.decide` for actions and performs them in order. Intents (dispatch, launch, send, halt,
+  rebase) are recorded in the ledger by parent:drive BEFORE the act, so a driver killed at any instant
+  and restarted repeats nothing: a recorded launch whose process is missing is started with the same run
+  id and generation. Attests run in the background (at most `drive.measure`), merges in one merge slot,
+  both as `owed attest` / `owed merge` child processes through runner/ (own process group, killed as a
+  group on a hard stop). Blocking work (ledger, git, files) runs in worker threads.
+- Waking: after acting, when a background job ends, when the ledger grows, when a run changes, or every
+  few seconds. Idle (nothing to do, nothing in flight, no agent running) ends the loop, unless --stay:
+  then it waits for the ledger to change (or `drive.idle_rewake_min`).
+- Signals: the first SIGINT/SIGTERM finishes the current action and the measurements in flight, then
+  exits (reason `stopped`); a second one cancels everything (child groups killed) and exits 130.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+
+BACKOFF_S = (60, 120, 300, 600, 1800)
+POLL_S = 0.25
+
+
+def _now_iso() -> str:
+    from owed.ledger.store import now_iso
+
+    return now_iso()
+
+
+@dataclass
+class Outcome:
+    code: int
+    reason: str
+    error: str | None = None
+
+
+class Driver:
+    def __init__(self, cwd: str, *, once: bool, json: bool, stay: bool, max_open: int | None, log=None):
+        from owed.ops.context import Context
+
+        self.cwd = cwd
+        self.once, self.json, self.stay, self.max_open = once, json, stay, max_open
+        self.ctx = Context.load(cwd)
+        self.root = str(self.ctx.repo.main_worktree)
+        from driver.agents import Pool
+
+        self.pool = Pool(self.ctx.ledger.root / "drive" / "runs")
+        self.log = log
+        self.inflight: dict[str, str] = {}
+        self.merge_refused: dict[str, tuple[int, str]] = {}
+        self.attest_errors: dict[str, tuple[int, int]] = {}
+        self.backoff: dict[str, tuple[float, int]] = {}
+        self.stop_requested = False
+        self.printed: dict[str, str] = {}
+        self.acted_total = 0
+
+    # --- output ------------------------------------------------------------------------------------
+
+    def emit(self, event: dict, text: str, *, dedupe: str | None = None) -> None:
+        if dedupe is not None:
+            if self.printed.get(dedupe) == text:
+                return
+            self.printed[dedupe] = text
+        event = {"event": event.pop("event", "action"), "at": _now_iso(), **event}
+        if self.log is not None:
+            self.log.write(event)
+        line = jsonlib.dumps(event, ensure_ascii=False) if self.json else text
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    # --- facts -------------------------------------------------------------------------------------
+
+    def _facts(self, state, plan):
+        from driver.policy import Facts
+        from owed.ops.merge import trunk_problem
+
+        free = shutil.disk_usage(self.ctx.ledger.root).free
+        now = time.monotonic()
+        self.backoff = {n: v for n, v in self.backoff.items() if v[0] > now}
+        return Facts(
+            trunk_moved=(trunk_problem(self.ctx) or None),
+            disk_ok=free >= plan.drive_config.min_free_mb * 1048576,
+            inflight=dict(self.inflight),
+            measuring=sum(1 for v in self.inflight.values() if v == "attest"),
+            merging="merge" in self.inflight.values(),
+            merge_refused=dict(self.merge_refused),
+            attest_errors=dict(self.attest_errors),
+            backoff=set(self.backoff),
+            max_open=self.max_open,
+        )
+
+    def _runs(self, state):
+        from driver.policy import RunFacts
+
+        out = {}
+        for node_id, rec in state.nodes.items():
+            if rec.slot is None or not rec.slot.open:
+                continue
+            for rid in rec.runs:
+                v = self.pool.view(rid)
+                out[rid] = RunFacts(generation=v.generation, state=v.state, ok=v.ok, exit_code=v.exit_code,
+                                    timed_out=v.timed_out)
+        return out
+
+    def snapshot(self):
+        self.ctx.reload()
+        state, plan = self.ctx.state, self.ctx.plan
+        return state, plan, self._runs(state), self._facts(state, plan)
+
+    # --- acting ------------------------------------------------------------------------------------
+
+    def _agent(self, plan, node_id: str, role: str):
+        cfg = plan.drive_config
+        base = cfg.writer if role == "writer" else cfg.reviewer
+        node = plan.node(node_id)
+        override = getattr(node.drive, role, None) if node.drive else None
+        name = (override.agent if override and override.agent else None) or (base.agent if base else None)
+        model = (override.model if override and override.model else None) or (base.model if base else None)
+        if name is None or name not in cfg.agents:
+            return None, None, None
+        return name, cfg.agents[name], model
+
+    def _start_run(self, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict) -> None:
+        node_id = rid.split(":")[2]
+        slot = state.open_slot(node_id)
+        name, agent, model = self._agent(plan, node_id, role)
+        if agent is None:
+            raise RuntimeError(f"no drive.{role} agent configured for {node_id}")
+        env = {"OWED_NODE": node_id, "OWED_ATTEMPT": str(slot.attempt), "OWED_ROLE": role, "OWED_MODEL": model or "",
+               **extra_env}
+        cwd = slot.worktree if role == "writer" else self.root
+        self.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
+                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up")
+
+    def perform(self, act, state, plan) -> str:
+        """Blocking: perform one non-background action; returns a one-line outcome."""
+        from driver import messages as M
+        from owed import entries as E
+        from owed.canon import canonical
+        from owed.errors import OwedError
+
+        ledger = self.ctx.ledger
+        if act.kind == "dispatch":
+            from owed.ops.dispatch import dispatch
+
+            entry, packet = dispatch(self.root, act.node, allow_overlap=False, as_=None, by="parent:drive")
+            return f"attempt {entry.attempt} at {packet['worktree']}"
+        if act.kind == "launch":
+            name, agent, model = self._agent(plan, act.node, act.role)
+            if agent is None:
+                self._halt(act.node, act.attempt, f"no drive.{act.role} agent configured", "human",
+                           f"owed edit: set drive.{act.role}.agent and drive.agents.<name>.command in the plan")
+                return "halted: no agent configured"
+            if act.role == "writer":
+                task, extra = M.writer_task(state, plan, act.node), {}
+            else:
+                task, extra = M.reviewer_task(state, plan, act.node, act.n)
+            spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
+                    "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else self.root}
+            sha = ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))
+
+            def make(st):
+                rec = st.nodes.get(act.node)
+                if rec is None or act.rid in rec.runs:
+                    return []
+                return [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
+                                 role=act.role, rid=act.rid, spec=sha, generation=1)]
+
+            ledger.append(make)
+            self._start_run(state, plan, act.rid, act.role, 1, task, extra)
+            return f"{act.role} {act.rid} started"
+        if act.kind == "start":
+            node_id = act.rid.split(":")[2]
+            run = state.nodes[node_id].runs[act.rid]
+            spec = jsonlib.loads(ledger.get_blob(run.spec))
+            task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
+            self._start_run(state, plan, act.rid, run.role, act.generation, task, spec.get("env") or {})
+            return f"{act.rid} generation {act.generation} (re)started"
+        if act.kind == "send":
+            text = M.follow_up(state, plan, act.node, act.reason)
+            sha = ledger.put_blob(text.encode())
+
+            def make(st):
+                run = st.nodes[act.node].runs.get(act.rid)
+                if run is None or run.generation >= act.generation:
+                    return []
+                return [E.Send(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
+                               rid=act.rid, send_kind="follow-up", message=sha, reason=act.reason,
+                               generation=act.generation)]
+
+            ledger.append(make)
+            self._start_run(state, plan, act.rid, "writer", act.generation, text, {})
+            return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
+        if act.kind == "halt":
+            self._halt(act.node, act.attempt, act.reason, act.needs, act.command)
+            return f"{act.reason} → {act.command}" if act.command else act.reason
+        if act.kind == "rebase":
+            slot = state.open_slot(act.node)
+            ledger.append(lambda st: [E.Rebase(seq=-1, ts="", prev="", by="parent:drive", node=act.node,
+                                               attempt=slot.attempt, base=st.trunk_commit, from_=slot.base)])
+            self.merge_refused.pop(act.node, None)
+            return f"slot base moved to trunk {state.trunk_commit[:12]}"
+        if act.kind == "notify":
+            return act.reason
+        raise OwedError(f"unknown action {act.kind}")
+
+    def _halt(self, node, attempt, reason, needs, command) -> None:
+        from owed import entries as E
+
+        def make(st):
+            rec = st.nodes.get(node)
+            if rec is None or rec.halt is not None:
+                return []
+            return [E.Halt(seq=-1, ts="", prev="", by="parent:drive", node=node, attempt=attempt, reason=reason,
+                           needs=needs, command=command)]
+
+        self.ctx.ledger.append(make)
+
+    async def background(self, act, cand_seq: int | None) -> None:
+        """Run `owed attest|merge <node>` as a child process group; remember what it said."""
+        import anyio
+
+        from runner import RunSpec, run
+
+        argv = [sys.executable, "-m", "owed", act.kind, act.node, "--json"]
+        try:
+            out = await run(RunSpec(argv, cwd=self.root, timeout_s=None, grace_s=5.0))
+        finally:
+            self.inflight.pop(act.node, None)
+        text = out.text.strip()
+        last = text.splitlines()[-1] if text else ""
+        code = out.exit_code
+        if act.kind == "merge":
+            if code == 0:
+                detail = "merged"
+            elif code == 1:
+                reason = _error_of(last) or "refused"
+                if "trunk changed" in reason or "Plan, candidate or trunk changed" in reason:
+                    detail = f"retry next pass: {reason}"
+                else:
+                    self.merge_refused[act.node] = (cand_seq, reason)
+                    detail = f"refused: {reason}"
+            elif code == 75:
+                detail = "busy; retry next pass"
+            else:
+                self._backoff(act.node)
+                detail = f"error (exit {code}): {_error_of(last) or last}; backing off"
+        else:
+            if code in (0, 1, 4):
+                try:
+                    doc = jsonlib.loads(last)
+                    recorded = [o for o in doc.get("recorded", []) if o.get("verdict") != "error"]
+                except ValueError:
+                    recorded = []
+                if not recorded:
+                    prev = self.attest_errors.get(act.node)
+                    n = prev[1] + 1 if prev and prev[0] == cand_seq else 1
+                    self.attest_errors[act.node] = (cand_seq, n)
+                detail = {0: "accepted", 1: "new failure", 4: "obligations open"}[code]
+            elif code == 75:
+                detail = "busy; retry next pass"
+            else:
+                self._backoff(act.node)
+                detail = f"error (exit {code}): {_error_of(last) or last}; backing off"
+        self.emit({"action": act.kind, "node": act.node, "exit": code, "detail": detail},
+                  f"{act.kind}: {act.node} — {detail}")
+        self.wake.set()
+
+    def _backoff(self, node: str) -> None:
+        prev = self.backoff.get(node)
+        k = min((prev[1] + 1) if prev else 0, len(BACKOFF_S) - 1)
+        self.backoff[node] = (time.monotonic() + BACKOFF_S[k], k)
+
+    # --- the loop ----------------------------------------------------------------------------------
+
+    async def one_pass(self, tg) -> int:
+        import anyio
+
+        state, plan, runs, facts = await anyio.to_thread.run_sync(self.snapshot)
+        from driver.policy import decide
+
+        acts = decide(state, plan, runs, facts)
+        done = 0
+        for act in acts:
+            if self.stop_requested:
+                break
+            if act.kind in ("attest", "merge"):
+                slot = state.open_slot(act.node)
+                cand_seq = slot.cand.seq if slot and slot.cand else None
+                self.inflight[act.node] = act.kind
+                self.emit({"action": act.kind, "node": act.node, "detail": "started"}, f"{act.kind}: {act.node} — started")
+                if self.once:
+                    await self.background(act, cand_seq)
+                else:
+                    tg.start_soon(self.background, act, cand_seq)
+                done += 1
+                continue
+            if act.kind == "notify":
+                self.emit({"action": "notify", "node": act.node, "reason": act.reason, "command": act.command},
+                          f"notice: {act.node} — {act.reason} → {act.command}", dedupe=f"notify:{act.node}")
+                continue
+            try:
+                detail = await anyio.to_thread.run_sync(self.perform, act, state, plan)
+            except Exception as e:  # noqa: BLE001 - a refused act is reported; the next pass re-decides
+                from owed.errors import OwedError
+
+                msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
+                self.emit({"action": act.kind, "node": act.node, "error": msg}, f"{act.kind}: {act.node} — {msg}",
+                          dedupe=f"err:{act.kind}:{act.node}")
+                continue
+            self.emit({"action": act.kind, "node": act.node, "attempt": act.attempt, "rid": act.rid,
+                       "reason": act.reason, "needs": act.needs, "command": act.command, "detail": detail},
+                      f"{act.kind}: {act.node} — {detail}")
+            done += 1
+            # One ledger-changing act per pass per node is decided on a fresh state: re-decide after acts
+            # that change what the policy sees (dispatch, launch, send, rebase, halt).
+        self.acted_total += done
+        return done
+
+    def _busy_runs(self) -> bool:
+        for v in self.pool.views().values():
+            if v.state in ("running", "starting"):
+                return True
+        return False
+
+    def _head(self) -> tuple[int, int]:
+        try:
+            st = os.stat(self.ctx.ledger.file)
+            return st.st_size, st.st_mtime_ns
+        except FileNotFoundError:
+            return 0, 0
+
+    async def run(self) -> Outcome:
+        import anyio
+
+        self.wake = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._signals, tg)
+            try:
+                while True:
+                    done = await self.one_pass(tg)
+                    if self.once:
+                        return Outcome(0, "idle" if not done else "once")
+                    if self.stop_requested:
+                        while self.inflight:
+                            await anyio.sleep(POLL_S)
+                        return Outcome(0, "stopped")
+                    if done:
+                        continue
+                    busy = self.inflight or await anyio.to_thread.run_sync(self._busy_runs)
+                    if not busy:
+                        if not self.stay:
+                            return Outcome(0, "idle")
+                        self.emit({"event": "idle-wait"}, "idle: waiting for the ledger to change",
+                                  dedupe="idle")
+                        await self._wait_change(idle=True)
+                        continue
+                    await self._wait_change(idle=False)
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _wait_change(self, *, idle: bool) -> None:
+        import anyio
+
+        head = self._head()
+        views = None if idle else await anyio.to_thread.run_sync(self._view_states)
+        rewake = self.ctx.plan.drive_config.idle_rewake_min * 60 if idle else 5.0
+        deadline = time.monotonic() + (rewake if rewake else 1e9)
+        self.wake = anyio.Event()
+        while time.monotonic() < deadline and not self.stop_requested:
+            with anyio.move_on_after(POLL_S):
+                await self.wake.wait()
+            if self.wake.is_set() or self._head() != head:
+                return
+            if views is not None and await anyio.to_thread.run_sync(self._view_states) != views:
+                return
+
+    def _view_states(self):
+        return {rid: (v.generation, v.state) for rid, v in self.pool.views().items()}
+
+    async def _signals(self, tg) -> None:
+        import anyio
+
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+            async for _ in sigs:
+                if self.stop_requested or self.once:
+                    self.hard_stop = True
+                    tg.cancel_scope.cancel()
+                    return
+                self.stop_requested = True
+                self.wake.set()
+                self.emit({"event": "stopping"}, "stopping: finishing the current action and measurements "
+                                                 "(signal again to stop now)")
+
+
+def _error_of(line: str) -> str | None:
+    try:
+        return jsonlib.loads(line).get("error")
+    except (ValueError, AttributeError):
+        return None
+
+
+def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False, max_open: int | None = None,
+         log=None) -> Outcome:
+    import anyio
+
+    driver = Driver(cwd, once=once, json=json, stay=stay, max_open=max_open, log=log)
+    driver.hard_stop = False
+    result: list[Outcome] = []
+
+    async def go():
+        result.append(await driver.run())
+
+    anyio.run(go, backend="trio")
+    if driver.hard_stop or not result:
+        return Outcome(130, "killed")
+    return result[0]

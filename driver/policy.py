@@ -1,0 +1,267 @@
+"""Pure policy: `decide(state, plan, runs, ctx) -> [Action]` — what the driver does next, and in what order.
+
+No I/O, no clock, no git: everything the decision needs arrives as values (`Facts` carries what the loop
+measured: trunk drift, free disk, in-flight jobs, merge refusals seen by this process, back-offs).
+
+Per open attempt (most unfinished transitive dependents first, then id), the first matching rule wins and a
+node gets at most one action per pass:
+  halted (a driver halt not yet answered)            → nothing
+  a job of the node in flight (attest, merge)        → nothing
+  run intents not yet started (launch/send recorded,
+    no process for that generation)                  → start   (crash-safe: same run id, same generation)
+  no writer launch                                   → launch writer
+  writer running, no candidate                       → wait
+  no candidate, writer ended:
+    ended badly (exit ≠ 0, timeout, lost)            → halt (human)
+    review block waiting for a parent ruling         → halt (parent)
+    blocks the writer can repair, budget left        → send repair      (budget spent → halt)
+    slot rebased and no rebase follow-up yet         → send rebase
+    submit reminder already sent                     → halt "finished without submitting"
+    otherwise                                        → send submit
+  candidate c:
+    review block waiting for a parent ruling         → halt (parent)
+    items only owed can measure (⊥, attribution)     → attest   (≤ drive.measure at once; not when disk is low)
+    items the writer must repair                     → send repair once per candidate (budget spent → halt)
+    items only the owner can decide (⊤, flaky,
+      approve, evidence)                             → halt (owner) with the exact command
+    reviews missing                                  → launch reviewers for c (count; closure-review needs 1)
+    reviewers ended without recording                → halt "review missing"
+    accepted                                         → merge candidate (one merge slot; ordered by dependents,
+                                                       then accepted age); refused "rebase needed" → rebase
+Then dispatch ready nodes (dependents first) while open attempts < drive.max, skipping write overlaps.
+Trunk moved outside owed is a notice (merges wait), never a halt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from owed.acceptance import accepted, active_blocks, items
+
+WRITER, REVIEWER = "writer", "reviewer"
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # dispatch | launch | start | send | halt | attest | merge | rebase | notify
+    node: str
+    attempt: int = 0
+    rid: str | None = None
+    role: str | None = None
+    n: int | None = None
+    generation: int = 1
+    reason: str | None = None
+    needs: str | None = None
+    command: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the loop saw of one run (driver.agents.RunView, reduced)."""
+
+    generation: int
+    state: str  # absent | starting | running | sealed | lost
+    ok: bool | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+
+
+@dataclass
+class Facts:
+    trunk_moved: str | None = None
+    disk_ok: bool = True
+    inflight: dict = field(default_factory=dict)  # node -> "attest" | "merge"
+    measuring: int = 0
+    merging: bool = False
+    merge_refused: dict = field(default_factory=dict)  # node -> (cand seq, reason)
+    attest_errors: dict = field(default_factory=dict)  # node -> (cand seq, count of attests that recorded no verdict)
+    backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
+    max_open: int | None = None
+
+
+def rid_for(project: str, node: str, attempt: int, role: str, n: int | None = None) -> str:
+    return f"owed:{project}:{node}:{attempt}:{role}" + (f":{n}" if n is not None else "")
+
+
+def _order(state, plan) -> list[str]:
+    from owed.plan.graph import dependent_counts
+
+    weight = dependent_counts(plan, state.merged)
+    return sorted((n.id for n in plan.nodes), key=lambda i: (-weight.get(i, 0), i))
+
+
+def _starts(rec, runs: dict) -> list[Action]:
+    """Recorded runs whose process for the recorded generation is missing (a crash between intent and act).
+
+    Reviewer runs of an older candidate are not restarted: their candidate is gone.
+    """
+    out = []
+    current = rec.slot.cand.seq if rec.slot.cand else None
+    for rid, run in rec.runs.items():
+        if run.role == REVIEWER and run.cand != current:
+            continue
+        seen = runs.get(rid)
+        if seen is None or seen.generation < run.generation or seen.state == "absent":
+            out.append(Action("start", "", rec.slot.attempt, rid=rid, role=run.role, generation=run.generation))
+    return out
+
+
+def _halt(node, attempt, reason, needs, command=None) -> Action:
+    return Action("halt", node, attempt, reason=reason, needs=needs, command=command)
+
+
+def _writer_debts(its, blocks) -> tuple[list, list]:
+    failing = [i for i in its if i.mark == "D" and i.discharger == "writer"]
+    repairable = [b for b in blocks if (b.kind == "exec" and b.flaky is None) or
+                  (b.kind == "judgment" and not b.by.startswith("owner:") and (b.needs is None or b.ruled is not None))]
+    return failing, repairable
+
+
+def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: int) -> list[Action]:
+    rec = state.nodes[node_id]
+    slot = rec.slot
+    a = slot.attempt
+    starts = _starts(rec, runs)
+    if starts:
+        s = starts[0]
+        return [Action("start", node_id, a, rid=s.rid, role=s.role, generation=s.generation)]
+    wrid = rid_for(state.project, node_id, a, WRITER)
+    wrec = rec.runs.get(wrid)
+    if wrec is None:
+        return [Action("launch", node_id, a, rid=wrid, role=WRITER)]
+    wview = runs.get(wrid)
+    wstate = wview.state if wview else "absent"
+    blocks = active_blocks(state, plan, node_id)
+    parent_wait = [b for b in blocks if b.needs == "parent" and b.ruled is None]
+    last = wrec.reasons[-1] if wrec.reasons else None
+    cand = slot.cand
+    if cand is None:
+        if wstate in ("running", "starting", "absent"):
+            return []
+        if not wview.ok:
+            why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wstate == "lost"
+                   else f"exited {wview.exit_code}")
+            return [_halt(node_id, a, f"writer run {why} without a candidate", "human",
+                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
+        if parent_wait:
+            b = parent_wait[0]
+            return [_halt(node_id, a, f"review block #{b.seq} needs a parent ruling", "parent",
+                          f"owed rule --nodes {node_id} \"<decision>\"")]
+        _, repairable = _writer_debts([], blocks)
+        if repairable and last != "repair":
+            if rec.repairs >= repairs:
+                return [_halt(node_id, a, f"repairs exhausted ({rec.repairs} of {repairs})", "human",
+                              f"owed why {node_id}; then owed resume {node_id} --note \"...\" or owed abandon {node_id}")]
+            return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="repair")]
+        if slot.prev_cand is not None and "rebase" not in wrec.reasons[-1:]:
+            return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="rebase")]
+        if last in ("submit", "repair", "rebase"):
+            return [_halt(node_id, a, "writer finished without submitting after a reminder", "human",
+                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
+        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="submit")]
+    # A candidate is open.
+    if parent_wait:
+        b = parent_wait[0]
+        return [_halt(node_id, a, f"review block #{b.seq} needs a parent ruling", "parent",
+                      f"owed rule --nodes {node_id} \"<decision>\"")]
+    its = items(state, plan, node_id)
+    executor = [i for i in its if i.mark == "D" and i.discharger == "executor"]
+    if executor:
+        seen = facts.attest_errors.get(node_id)
+        if seen and seen[0] == cand.seq and seen[1] >= 2:
+            return [_halt(node_id, a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
+                          "human", f"owed attest {node_id}")]
+        if not facts.disk_ok or node_id in facts.backoff:
+            return []
+        return [Action("attest", node_id, a)]
+    failing, repairable = _writer_debts(its, blocks)
+    if failing or repairable:
+        if wstate in ("running", "starting"):
+            return []
+        sent_for_cand = last == "repair" and wrec.sends and wrec.sends[-1] > cand.seq
+        if sent_for_cand:
+            return [_halt(node_id, a, "repair sent but the writer finished without a new candidate", "human",
+                          f"owed why {node_id}")]
+        if rec.repairs >= repairs:
+            return [_halt(node_id, a, f"repairs exhausted ({rec.repairs} of {repairs})", "human",
+                          f"owed why {node_id}; then owed resume {node_id} --note \"...\" or owed abandon {node_id}")]
+        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="repair")]
+    c12 = cand.commit[:12]
+    owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
+    if owner:
+        i = owner[0]
+        cmd = (f"owed approve {node_id} --candidate {c12}" if i.obligation == "approve" else
+               f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"
+               + (f" --accept-risk {','.join(map(str, i.blocks))}" if i.blocks else ""))
+        return [_halt(node_id, a, f"{i.obligation} needs the owner ({i.status})", "owner", cmd)]
+    reviews = [i for i in its if i.mark == "D" and i.discharger == "reviewer"]
+    if reviews:
+        node = plan.node(node_id)
+        need = max(node.review.count, 1 if "closure-review" in cand.keys else 0, 1)
+        mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
+        if len(mine) < need:
+            n = 1 + sum(1 for r in rec.runs.values() if r.role == REVIEWER)
+            return [Action("launch", node_id, a, rid=rid_for(state.project, node_id, a, REVIEWER, n), role=REVIEWER,
+                           n=len(mine) + 1)]
+        live = [r for r in mine if (runs.get(r.rid) and runs[r.rid].state in ("running", "starting"))]
+        if live:
+            return []
+        missing = ", ".join(i.obligation for i in reviews)
+        return [_halt(node_id, a, f"review missing: reviewer runs ended without recording {missing}", "human",
+                      f"owed review {node_id} --ok|--block --as reviewer:<id> --candidate {c12} --note \"...\"")]
+    if accepted(state, plan, node_id):
+        refused = facts.merge_refused.get(node_id)
+        if refused and refused[0] == cand.seq:
+            if "rebase needed" in refused[1]:
+                return [Action("rebase", node_id, a, detail=refused[1])]
+            return [_halt(node_id, a, f"merge refused: {refused[1]}", "human", f"owed merge {node_id}")]
+        return [Action("merge", node_id, a)]
+    return []
+
+
+def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
+    """The actions of one pass, in order (see the module map)."""
+    from owed.globs import may_overlap
+
+    facts = facts or Facts()
+    cfg = plan.drive_config
+    max_open = facts.max_open or cfg.max
+    out: list[Action] = []
+    merges: list[str] = []
+    order = _order(state, plan)
+    open_nodes = [n for n in order if state.open_slot(n)]
+    if facts.trunk_moved:
+        out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
+    attests = facts.measuring
+    for node_id in open_nodes:
+        rec = state.nodes[node_id]
+        if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight:
+            continue
+        for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
+            if act.kind == "merge":
+                merges.append(node_id)
+            elif act.kind == "attest":
+                if attests >= cfg.measure:
+                    continue
+                attests += 1
+                out.append(act)
+            else:
+                out.append(act)
+    if merges and not facts.merging and not facts.trunk_moved:
+        out.insert(0, Action("merge", merges[0], state.nodes[merges[0]].slot.attempt))
+    # Dispatch ready nodes.
+    from owed.views.status import ready_nodes
+
+    opened = len(open_nodes)
+    open_writes = [plan.node(n).writes for n in open_nodes if plan.node(n)]
+    for node_id in ready_nodes(state, plan):
+        if opened >= max_open:
+            break
+        w = list(plan.node(node_id).writes)
+        if any(may_overlap(w, list(o)) for o in open_writes):
+            continue
+        out.append(Action("dispatch", node_id))
+        open_writes.append(w)
+        opened += 1
+    return out

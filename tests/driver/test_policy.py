@@ -1,0 +1,293 @@
+"""driver.policy.decide as a table: states built by folding real entries through the reducer (no I/O)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import msgspec
+import pytest
+
+from driver.policy import Facts, RunFacts, decide, rid_for
+from owed import entries as E
+from owed.plan.load import parse_plan, plan_blob, plan_sha
+from owed.reducer import apply
+from owed.state import State
+
+PLAN = textwrap.dedent(
+    """\
+    version: 1
+    trunk: main
+    drive:
+      writer: {agent: w}
+      reviewer: {agent: r}
+      agents: {w: {command: "true"}, r: {command: "true"}}
+      max: 2
+      repairs: 1
+    nodes:
+      - id: a
+        writes: [a/]
+        checks: [{id: t, run: "true"}]
+        review: {count: 1}
+      - id: b
+        deps: [a]
+        writes: [b/]
+      - id: c
+        writes: [c/]
+      - id: d
+        writes: [a/x]
+    """
+)
+T0 = "0" * 40
+
+
+class Book:
+    def __init__(self, text: str = PLAN):
+        self.plan = parse_plan(text)
+        self.sha = plan_sha(self.plan)
+        self.state = State()
+        self.add(E.Genesis(by="owner:cli", channel="delegated", trunk="main", commit=T0, plan=self.sha, keys={}))
+
+    def add(self, e) -> E.Entry:
+        e = E.seal(msgspec.structs.replace(e, seq=self.state.seq + 1, ts="2026-11-30T09:00:00.000Z", prev=self.state.head))
+        apply(self.state, e, lambda sha: self.plan)
+        return e
+
+    @property
+    def project(self):
+        return self.state.project
+
+    def dispatch(self, node, attempt=1):
+        self.add(E.Dispatch(by="parent:drive", node=node, attempt=attempt, base=self.state.trunk_commit,
+                            branch=f"owed/{node}/{attempt}", worktree=f"/wt/{node}-{attempt}", packet="p" * 64))
+
+    def launch(self, node, role="writer", n=None, attempt=1):
+        rid = rid_for(self.project, node, attempt, role, n)
+        self.add(E.Launch(by="parent:drive", node=node, attempt=attempt, role=role, rid=rid, spec="s" * 64))
+        return rid
+
+    def send(self, node, reason, attempt=1):
+        rid = rid_for(self.project, node, attempt, "writer")
+        gen = self.state.nodes[node].runs[rid].generation + 1
+        self.add(E.Send(by="parent:drive", node=node, attempt=attempt, rid=rid, send_kind="follow-up",
+                        message="m" * 64, reason=reason, generation=gen))
+        return gen
+
+    def submit(self, node, commit, attempt=1):
+        keys = {"check:t": f"k-{commit}", "writes": f"w-{commit}", "review": f"r-{commit}", "rulings": "x"}
+        if node != "a":
+            keys = {"writes": f"w-{commit}", "rulings": "x"}
+        self.add(E.Submit(by=f"writer:{node}#{attempt}", node=node, attempt=attempt, commit=commit, keys=keys))
+
+    def obs(self, node, obligation, verdict, attribution=False, commit=None, key=None):
+        slot = self.state.nodes[node].slot
+        cand = slot.cand
+        self.add(E.Obs(by="executor:owed", subject=node, obligation=obligation, verdict=verdict,
+                       key=key or cand.keys[obligation], commit=commit or cand.commit, base=slot.base,
+                       attribution=attribution))
+
+    def review(self, node, verdict="ok", by="reviewer:r1", rank=1, needs=None):
+        cand = self.state.nodes[node].slot.cand
+        self.add(E.Review(by=by, node=node, attempt=1, key=cand.keys["review"], verdict=verdict, rank=rank,
+                          note="n", needs=needs))
+
+    def decide(self, runs=None, **facts):
+        return decide(self.state, self.plan, runs or {}, Facts(**facts))
+
+
+def kinds(actions):
+    return [(a.kind, a.node, a.reason or a.role) for a in actions]
+
+
+def run(gen=1, state="running", ok=None, exit_code=None, timed_out=False):
+    return RunFacts(generation=gen, state=state, ok=ok, exit_code=exit_code, timed_out=timed_out)
+
+
+def test_fresh_plan_dispatches_ready_nodes_by_dependents_within_max():
+    b = Book()
+    # a has one dependent (b): first. c and d are ready too, but max is 2 and d overlaps a's writes.
+    assert kinds(b.decide()) == [("dispatch", "a", None), ("dispatch", "c", None)]
+
+
+def test_dispatched_slot_launches_its_writer_and_overlap_blocks_dispatch():
+    b = Book()
+    b.dispatch("a")
+    acts = b.decide()
+    assert ("launch", "a", "writer") in kinds(acts)
+    assert ("dispatch", "d", None) not in kinds(acts)  # writes a/x overlap a/
+
+
+def test_running_writer_waits_sealed_writer_gets_submit_then_halt():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    assert [a for a in b.decide({rid: run()}) if a.node == "a"] == []
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True, exit_code=0)}) if a.node == "a"]
+    assert kinds(acts) == [("send", "a", "submit")] and acts[0].generation == 2
+    gen = b.send("a", "submit")
+    acts = [a for a in b.decide({rid: run(gen=gen, state="sealed", ok=True, exit_code=0)}) if a.node == "a"]
+    assert kinds(acts) == [("halt", "a", "writer finished without submitting after a reminder")]
+
+
+def test_recorded_launch_without_process_is_restarted_not_relaunched():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    acts = [a for a in b.decide({}) if a.node == "a" or a.rid == rid]
+    assert [(a.kind, a.rid, a.generation) for a in acts] == [("start", rid, 1)]
+    gen = b.send("a", "submit")
+    acts = [a for a in b.decide({rid: run(gen=1, state="sealed", ok=True)}) if a.rid == rid]
+    assert [(a.kind, a.generation) for a in acts] == [("start", gen)]
+
+
+def test_writer_failure_halts_human():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=3)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and "exited 3" in acts[0].reason and acts[0].needs == "human"
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=False, timed_out=True)}) if a.node == "a"]
+    assert "timed out" in acts[0].reason
+
+
+def test_candidate_attest_then_repair_then_budget_halt():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    sealed = {rid: run(state="sealed", ok=True)}
+    assert kinds([a for a in b.decide(sealed) if a.node == "a"]) == [("attest", "a", None)]
+    assert [a for a in b.decide(sealed, disk_ok=False) if a.node == "a"] == []  # low disk: no measurement
+    assert [a for a in b.decide(sealed, measuring=2) if a.kind == "attest"] == []  # drive.measure reached
+    b.obs("a", "check:t", "fail")
+    b.obs("a", "writes", "pass")
+    assert kinds([a for a in b.decide(sealed) if a.node == "a"]) == [("send", "a", "repair")]
+    assert [a for a in b.decide({rid: run()}) if a.node == "a"] == []  # writer still running: wait
+    gen = b.send("a", "repair")
+    b.submit("a", "c2")
+    acts = [a for a in b.decide({rid: run(gen=gen, state="sealed", ok=True)}) if a.node == "a"]
+    assert kinds(acts) == [("attest", "a", None)]  # new candidate measured (and the old block attributed)
+    b.obs("a", "check:t", "fail")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(gen=gen, state="sealed", ok=True)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and "repairs exhausted" in acts[0].reason
+
+
+def test_attest_without_verdict_twice_halts():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    cand = b.state.nodes["a"].slot.cand.seq
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}, attest_errors={"a": (cand, 2)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and "no verdict twice" in acts[0].reason
+
+
+def accepted_book():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    return b, rid
+
+
+def test_review_launch_then_missing_review_halts_then_merge():
+    b, rid = accepted_book()
+    sealed = {rid: run(state="sealed", ok=True)}
+    acts = [a for a in b.decide(sealed) if a.node == "a"]
+    assert kinds(acts) == [("launch", "a", "reviewer")] and acts[0].rid.endswith(":a:1:reviewer:1")
+    rrid = b.launch("a", "reviewer", 1)
+    assert [a for a in b.decide({**sealed, rrid: run()}) if a.node == "a"] == []
+    acts = [a for a in b.decide({**sealed, rrid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and acts[0].reason.startswith("review missing")
+    b.review("a")
+    done = {**sealed, rrid: run(state="sealed", ok=True)}
+    assert kinds([a for a in b.decide(done) if a.node == "a"]) == [("merge", "a", None)]
+
+
+def test_reviewer_of_an_old_candidate_is_not_restarted():
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.submit("a", "c2")  # a new candidate: the reviewer run belongs to the old one
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert [(a.kind, a.rid) for a in acts] == [("attest", None)] and rrid
+
+
+def test_merge_first_one_slot_and_trunk_drift_notice():
+    b, rid = accepted_book()
+    b.review("a")
+    acts = b.decide({rid: run(state="sealed", ok=True)})
+    assert acts[0].kind == "merge"
+    assert not [a for a in b.decide({rid: run(state="sealed", ok=True)}, merging=True) if a.kind == "merge"]
+    acts = b.decide({rid: run(state="sealed", ok=True)}, trunk_moved="trunk moved outside owed: …")
+    assert acts[0].kind == "notify" and not [a for a in acts if a.kind == "merge"]
+
+
+def test_merge_refused_rebase_or_halt():
+    b, rid = accepted_book()
+    b.review("a")
+    cand = b.state.nodes["a"].slot.cand.seq
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "rebase needed: conflicts")})
+    assert [a.kind for a in acts if a.node == "a"] == ["rebase"]
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "inv:u new debt")})
+    assert [(a.kind, a.reason) for a in acts if a.node == "a"] == [("halt", "merge refused: inv:u new debt")]
+
+
+def test_needs_parent_block_halts_until_a_ruling():
+    b, rid = accepted_book()
+    b.review("a", verdict="block", needs="parent")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and acts[0].needs == "parent" and "owed rule --nodes a" in acts[0].command
+    b.add(E.Rule(by="parent:cli", text="do X", nodes=("a",)))
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert kinds(acts) == [("send", "a", "repair")]  # ruled: the writer repairs with the ruling
+
+
+def test_flaky_block_needs_the_owner():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    old = b.state.nodes["a"].slot.cand
+    b.obs("a", "check:t", "fail")
+    b.submit("a", "c2")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    b.obs("a", "check:t", "pass", attribution=True, commit=old.commit, key=old.keys["check:t"])
+    b.review("a")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and acts[0].needs == "owner" and "--accept-risk" in acts[0].command
+
+
+def test_halted_attempt_gets_nothing_until_a_non_driver_act():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.add(E.Halt(by="parent:drive", node="a", attempt=1, reason="x", needs="human"))
+    assert [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=1)}) if a.node == "a"] == []
+    b.add(E.Resume(by="parent:cli", node="a", note="try again"))
+    assert [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=1)}) if a.node == "a"][0].kind == "halt"
+
+
+def test_max_open_override_and_no_dispatch_when_full():
+    b = Book()
+    assert [a.node for a in b.decide(max_open=1) if a.kind == "dispatch"] == ["a"]
+    b.dispatch("a")
+    b.dispatch("c")
+    assert not [a for a in b.decide() if a.kind == "dispatch"]
+
+
+@pytest.mark.parametrize("bad", ["parent:cli", "writer:a#1"])
+def test_only_the_driver_records_intents(bad):
+    b = Book()
+    b.dispatch("a")
+    from owed.errors import Refused
+
+    with pytest.raises(Refused):
+        b.add(E.Launch(by=bad, node="a", attempt=1, role="writer", rid=rid_for(b.project, "a", 1, "writer"),
+                       spec="s" * 64))
+    rid = b.launch("a")
+    with pytest.raises(Refused, match="already launched"):
+        b.launch("a")
+    assert rid in b.state.nodes["a"].runs
