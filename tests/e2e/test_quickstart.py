@@ -1,0 +1,53 @@
+"""The seed's five-minute quickstart, run verbatim on a fresh repository through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import QUICKSTART_PLAN, git
+
+
+def test_quickstart_transcript(tmp_path, owed):
+    repo = tmp_path / "owed-demo"
+    repo.mkdir()
+    (repo / "plan.yaml").write_text(QUICKSTART_PLAN)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "plan.yaml")
+    git(repo, "commit", "-q", "-m", "Record acceptance plan")
+
+    def run(*args, cwd=repo, code=0):
+        r = owed(*args, cwd=cwd)
+        assert r.returncode == code, (args, r.returncode, r.stdout, r.stderr)
+        return r.stdout
+
+    assert "genesis #0 by owner:cli (delegated)" in run("init", "plan.yaml")
+    assert run("status").startswith("owed: 0 merged · 0 in progress · 1 need you · trunk main")
+    out = run("dispatch", "greeting")
+    wt = repo / ".owed" / "wt" / "greeting-1"
+    assert f"Worktree: {wt}" in out and "After committing, run: owed submit greeting" in out
+    assert ".owed/" in (repo / ".git" / "info" / "exclude").read_text()
+
+    (wt / "hello.txt").write_text("hello\n")
+    git(wt, "add", "hello.txt")
+    git(wt, "commit", "-q", "-m", "Add greeting")
+    assert "Submitted greeting attempt 1" in run("submit", "greeting", cwd=wt)
+    out = run("attest", "greeting", code=4)  # the check passed; the independent review is still owed
+    assert "✔ check:content pass" in out and "review (reviewer)" in out
+    out = run("why", "greeting")
+    assert "E ✔ check:content: measured" in out and "D ○ review: missing → reviewer" in out
+
+    diff = git(repo, "diff", "main...owed/greeting/1")
+    assert "+hello" in diff
+    run("review", "greeting", "--ok", "--rank", "1", "--as", "reviewer:demo-reviewer", "--note",
+        "Inspected greeting and acceptance evidence")
+    before = git(repo, "rev-parse", "main")
+    out = run("merge", "greeting")
+    assert out.startswith("Merged greeting attempt 1") and "Unguarded paths: hello.txt" in out
+    after = git(repo, "rev-parse", "main")
+    assert after != before and git(repo, "rev-parse", f"{after}^1") == before
+    assert (repo / "hello.txt").read_text() == "hello\n"  # the checked-out trunk was fast-forwarded
+    out = run("report")
+    assert "Merged (1):" in out and "greeting attempt 1" in out
+    assert run("verify").startswith("Ledger verification passed: ")
+    status = json.loads(run("status", "--json"))
+    assert status["summary"]["merged"] == 1 and status["needsYou"] == []
