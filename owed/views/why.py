@@ -1,6 +1,7 @@
 """`owed why <node>`: the receipt — each obligation of the current candidate as E / W / D, with the
 observation that decides it (seq, counts, note, log blob), reviewers, blocks and how to clear them,
-untested changes (changed paths no check reads) and plan downgrades.
+untested changes (changed paths no check reads), plan downgrades, and the plan's execution wrapper
+and environment (`Exec: wrap <argv> · env <NAMES>`: variable names, never their values).
 
 `build(state, plan, node_id, changed)` is pure; `why_view` loads and computes the changed paths.
 Marks: ✔ measured or reviewed (E) · ⚠ waived (W) · ✘ failed · ⊤ conflict (pass and fail) · ⊥ awaiting
@@ -10,6 +11,7 @@ measurement · ⛔ blocked · ○ awaiting a reviewer or acknowledgement.
 from __future__ import annotations
 
 import os
+import shlex
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Refused
@@ -60,7 +62,10 @@ def build(state, plan, node_id: str, changed: list[str] | None = None) -> dict:
     slot = state.open_slot(node_id)
     cand = slot.cand if slot else None
     cand12 = cand.commit[:12] if cand else None
-    its = items(state, plan, node_id)
+    merged = rec is not None and rec.merged is not None
+    its = items(state, plan, node_id, closed_ok=merged)
+    if merged and cand is None and rec.slot is not None:
+        cand = rec.slot.cand
     rows = []
     for i in its:
         row = {"obligation": i.obligation, "mark": i.mark, "status": i.status, "key": i.key}
@@ -85,19 +90,29 @@ def build(state, plan, node_id: str, changed: list[str] | None = None) -> dict:
     blocks = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "by": b.by, "rank": b.rank,
                "commit": b.commit, "note": b.note, "needs": b.needs, "flaky": b.flaky,
                "clear": clear_hint(b, node_id, cand12)} for b in active_blocks(state, plan, node_id)]
+    cleared = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "commit": b.commit,
+                "cleared": b.cleared, "how": b.cleared_how} for b in (rec.blocks if rec else []) if b.cleared is not None]
     untested = []
     if changed is not None:
         reads = [matcher(tuple(c.reads)) for c in node.checks]
         untested = [p for p in changed if not any(m(p) for m in reads)]
     downgrades = [{"plan": p.seq, "by": p.by, "item": d, "note": p.note}
                   for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
+    ex = plan.exec_config
+    exec_view = {}
+    if ex.wrap:
+        exec_view["wrap"] = ex.wrap if isinstance(ex.wrap, str) else list(ex.wrap)
+    if ex.env:
+        exec_view["env"] = sorted(ex.env)  # names only, never values
     return {
         "node": node_id, "title": node.title, "phase": _phase(state, plan, node_id),
+        "exec": exec_view or None,
         "attempt": slot.attempt if slot else (rec.attempts if rec else 0),
         "candidate": {"seq": cand.seq, "commit": cand.commit, "base": cand.base} if cand else None,
+        "merge": {"seq": rec.merged, "commit": rec.merge_commit} if merged else None,
         "worktree": slot.worktree if slot else None,
-        "accepted": bool(its) and accepted(state, plan, node_id),
-        "items": rows, "blocks": blocks, "untested": untested, "downgrades": downgrades,
+        "accepted": bool(its) and not merged and accepted(state, plan, node_id),
+        "items": rows, "blocks": blocks, "cleared": cleared, "untested": untested, "downgrades": downgrades,
     }
 
 
@@ -109,6 +124,14 @@ def render(v: dict) -> str:
         out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})")
     elif v["worktree"]:
         out.append(f"No candidate yet: the writer works in {v['worktree']} and runs owed submit {v['node']}")
+    if v.get("exec"):
+        ex = v["exec"]
+        parts = []
+        if "wrap" in ex:
+            parts.append("wrap " + (ex["wrap"] if isinstance(ex["wrap"], str) else shlex.join(ex["wrap"])))
+        if "env" in ex:
+            parts.append("env " + ", ".join(ex["env"]))
+        out.append("Exec: " + " · ".join(parts))
     for r in v["items"]:
         mark = _MARK.get(r["status"], "○") if not (r["status"] == "missing" and r.get("discharger") == "reviewer") else "○"
         line = f"  {r['mark']} {mark} {r['obligation']}: {r['status']}"
@@ -138,6 +161,10 @@ def render(v: dict) -> str:
             if b.get("note"):
                 out.append(f"      {b['note'].splitlines()[0]}")
             out.append(f"      clear: {b['clear']}")
+    if v.get("cleared"):
+        out.append("Cleared blocks:")
+        out += [f"  #{b['seq']} {b['obligation']} ({b['kind']}, on {b['commit'][:12]}): {b['how']} (#{b['cleared']})"
+                for b in v["cleared"]]
     if v["untested"]:
         shown = v["untested"][:20]
         out.append(f"Untested changes ({len(v['untested'])}): {', '.join(shown)}" + (" …" if len(v["untested"]) > 20 else ""))

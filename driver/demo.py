@@ -1,0 +1,161 @@
+"""`owed demo`: the main job end to end on a throwaway repository, driven by the scripted agent.
+
+A plan of six nodes in three waves (one check fails on the first candidate and is repaired; one node needs
+an independent review; one invariant guards every merge), `owed init`, then `owed drive` until idle, then
+status, brief and verify. `build(dest)` makes the repository and returns its path; `main()` runs it all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+SCRIPT = {
+    "core": {"writer": [{"files": {"src/core.txt": "core v1\n"}, "commit": "Add core", "submit": True}]},
+    "config": {"writer": [{"files": {"src/config.txt": "mode=fast\n"}, "commit": "Add config", "submit": True}]},
+    # The first candidate of api is wrong; the repair follow-up fixes it.
+    "api": {"writer": [
+        {"files": {"src/api.txt": "api v0\n"}, "commit": "Add api (first try)", "submit": True},
+        {"files": {"src/api.txt": "api v1\n"}, "commit": "Fix api version", "submit": True},
+    ]},
+    "cli": {"writer": [{"files": {"src/cli.txt": "cli uses core and config\n"}, "commit": "Add cli", "submit": True}]},
+    "docs": {
+        "writer": [{"files": {"docs/guide.md": "# Guide\n\nThe api is v1.\n"}, "commit": "Add guide", "submit": True}],
+        "reviewer": [{"review": "ok", "note": "Read the guide against the brief: accurate and complete."}],
+    },
+    "release": {"writer": [{"files": {"RELEASE": "0.1.0\n"}, "commit": "Release notes", "submit": True}]},
+}
+
+COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
+
+
+def plan_text(agent_command: str) -> str:
+    def check(cid, cond, reads):
+        return f"      - {{id: {cid}, run: '{cond} && {COUNT}', timeout_s: 30, reads: [{reads}]}}"
+
+    return textwrap.dedent(f"""\
+        version: 1
+        trunk: main
+        closure: [plan.yaml]
+        invariants:
+          - id: tree
+            run: 'test -f README.md && {COUNT}'
+            timeout_s: 30
+            reads: ["**"]
+        drive:
+          writer: {{agent: scripted}}
+          reviewer: {{agent: scripted}}
+          agents:
+            scripted: {{command: {json.dumps(agent_command)}, timeout_s: 60}}
+          max: 3
+          measure: 2
+          repairs: 2
+        nodes:
+          - id: core
+            title: Core module
+            brief: Create src/core.txt containing exactly "core v1".
+            writes: [src/core.txt]
+            checks:
+        {check("content", 'grep -qx "core v1" src/core.txt', "src/core.txt")}
+          - id: config
+            title: Configuration
+            brief: Create src/config.txt with mode=fast.
+            writes: [src/config.txt]
+            checks:
+        {check("content", 'grep -qx "mode=fast" src/config.txt', "src/config.txt")}
+          - id: api
+            title: API
+            deps: [core]
+            brief: Create src/api.txt containing exactly "api v1".
+            writes: [src/api.txt]
+            checks:
+        {check("version", 'grep -qx "api v1" src/api.txt', "src/api.txt")}
+          - id: cli
+            title: CLI
+            deps: [core, config]
+            brief: Create src/cli.txt describing what the cli uses.
+            writes: [src/cli.txt]
+            checks:
+        {check("content", 'grep -q core src/cli.txt', "src/cli.txt")}
+          - id: docs
+            title: Guide
+            deps: [api, cli]
+            brief: Write docs/guide.md stating the api version.
+            writes: [docs/]
+            checks:
+        {check("mentions-version", 'grep -q "v1" docs/guide.md', "docs/**")}
+            review: {{count: 1, min_rank: 1}}
+          - id: release
+            title: Release notes
+            deps: [api]
+            brief: Write RELEASE with the version 0.1.0.
+            writes: [RELEASE]
+            checks:
+        {check("version", 'grep -qx "0.1.0" RELEASE', "RELEASE")}
+        """)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = dict(os.environ)
+    for k, v in (("GIT_AUTHOR_NAME", "owed demo"), ("GIT_AUTHOR_EMAIL", "demo@owed.invalid"),
+                 ("GIT_COMMITTER_NAME", "owed demo"), ("GIT_COMMITTER_EMAIL", "demo@owed.invalid")):
+        env.setdefault(k, v)
+    r = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def build(dest: Path) -> Path:
+    repo = dest / "repo"
+    repo.mkdir(parents=True)
+    script = dest / "agent-script.json"
+    script.write_text(json.dumps(SCRIPT, indent=1))
+    command = f"{sys.executable} -m driver.scripted {script}"
+    (repo / "plan.yaml").write_text(plan_text(command))
+    (repo / "README.md").write_text("# demo\n")
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Record acceptance plan")
+    return repo
+
+
+def owed(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True)
+
+
+def main(dest: str | None = None, keep: bool = False) -> int:
+    from driver.loop import main as drive
+
+    t0 = time.monotonic()
+    base = Path(dest) if dest else Path(tempfile.mkdtemp(prefix="owed-demo-"))
+    repo = build(base)
+    print(f"== demo repository: {repo}")
+    r = owed(repo, "init", "plan.yaml")
+    print(r.stdout.rstrip() or r.stderr.rstrip())
+    if r.returncode != 0:
+        return r.returncode
+    print("== owed drive (scripted agents)")
+    outcome = drive(str(repo))
+    for cmd in (["status"], ["brief"], ["verify"]):
+        print(f"== owed {' '.join(cmd)}")
+        r = owed(repo, *cmd)
+        print((r.stdout or r.stderr).rstrip())
+        if r.returncode != 0:
+            return r.returncode
+    merged = json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"]
+    print(f"== {merged} of 6 nodes merged in {time.monotonic() - t0:.1f} s (driver exit: {outcome.reason})")
+    if not keep and not dest:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0 if merged == 6 and outcome.code == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
