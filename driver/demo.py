@@ -143,7 +143,7 @@ def main(dest: str | None = None, keep: bool = False) -> int:
     if r.returncode != 0:
         return r.returncode
     print("== owed drive (scripted agents)")
-    outcome = drive(str(repo))
+    code = drive(str(repo))
     for cmd in (["status"], ["brief"], ["verify"]):
         print(f"== owed {' '.join(cmd)}")
         r = owed(repo, *cmd)
@@ -151,10 +151,10 @@ def main(dest: str | None = None, keep: bool = False) -> int:
         if r.returncode != 0:
             return r.returncode
     merged = json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"]
-    print(f"== {merged} of 6 nodes merged in {time.monotonic() - t0:.1f} s (driver exit: {outcome.reason})")
+    print(f"== {merged} of 6 nodes merged in {time.monotonic() - t0:.1f} s (driver exit code {code})")
     if not keep and not dest:
         shutil.rmtree(base, ignore_errors=True)
-    return 0 if merged == 6 and outcome.code == 0 else 1
+    return 0 if merged == 6 and code == 0 else 1
 
 
 if __name__ == "__main__":

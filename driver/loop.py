@@ -45,6 +45,7 @@ class Outcome:
 
 class Driver:
     def __init__(self, cwd: str, *, once: bool, json: bool, stay: bool, max_open: int | None, log=None):
+        self.hard_stop = False
         from owed.ops.context import Context
 
         self.cwd = cwd
@@ -66,14 +67,18 @@ class Driver:
     # --- output ------------------------------------------------------------------------------------
 
     def emit(self, event: dict, text: str, *, dedupe: str | None = None) -> None:
+        """One event: a JSON line in the log file (unless stdout is the log) and a line on stdout."""
         if dedupe is not None:
             if self.printed.get(dedupe) == text:
                 return
             self.printed[dedupe] = text
-        event = {"event": event.pop("event", "action"), "at": _now_iso(), **event}
+        name = event.pop("event", "action")
+        fields = {k: v for k, v in event.items() if v is not None}
         if self.log is not None:
-            self.log.write(event)
-        line = jsonlib.dumps(event, ensure_ascii=False) if self.json else text
+            doc = self.log.event(name, **fields)
+        else:
+            doc = {"event": name, "at": _now_iso(), **fields}
+        line = jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":")) if self.json else text
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
@@ -409,18 +414,74 @@ def _error_of(line: str) -> str | None:
         return None
 
 
-def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False, max_open: int | None = None,
-         log=None) -> Outcome:
+def _stdout_is(path) -> bool:
+    try:
+        a, b = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False,
+         max_open: int | None = None) -> int:
+    """Run the driver; returns the exit code. The drive lock is held for the whole run, and the log's last
+    line is the exit record, written before the lock is released."""
     import anyio
 
-    driver = Driver(cwd, once=once, json=json, stay=stay, max_open=max_open, log=log)
-    driver.hard_stop = False
-    result: list[Outcome] = []
+    from driver import lock as drive_lock
+    from driver.log import DriveLog, log_path
+    from owed.git import Repo
 
-    async def go():
-        result.append(await driver.run())
+    early: list[int] = []  # a signal between here and the loop's own receiver still stops cleanly
 
-    anyio.run(go, backend="trio")
-    if driver.hard_stop or not result:
-        return Outcome(130, "killed")
-    return result[0]
+    def remember(signum, frame):
+        early.append(signum)
+
+    old = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    ledger_dir = Repo.discover(cwd).ledger_dir()
+    path = log_path(ledger_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+    # Detached, stdout is the log: events then go to stdout only, never twice.
+    log = None if (json and _stdout_is(path)) else DriveLog(path)
+    try:
+        with drive_lock.acquire(ledger_dir, session=drive_lock.session_from_env()):
+            outcome = Outcome(1, "error", "not started")
+            driver = None
+            try:
+                driver = Driver(cwd, once=once, json=json, stay=stay, max_open=max_open, log=log)
+                driver.hard_stop = False
+                driver.emit({"event": "start", "pid": os.getpid(), "once": once or None, "stay": stay or None},
+                            f"driver started: pid {os.getpid()}")
+                result: list = []
+
+                async def go():
+                    if early:
+                        driver.stop_requested = True
+                    result.append(await driver.run())
+
+                anyio.run(go, backend="trio")
+                if driver.hard_stop or not result or result[0] is None:
+                    outcome = Outcome(130, "killed")
+                else:
+                    outcome = result[0]
+            except KeyboardInterrupt:
+                outcome = Outcome(130, "killed")
+            except Exception as e:  # noqa: BLE001 - recorded as the exit record, then reported
+                from owed.errors import OwedError
+
+                msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
+                outcome = Outcome(3, "error", msg.splitlines()[0] if msg else type(e).__name__)
+            reason = "stopped" if outcome.reason in ("once",) else outcome.reason
+            if outcome.reason == "once":
+                reason = "idle"
+            doc = {"event": "exit", "code": outcome.code, "reason": reason, "error": outcome.error}
+            text = f"driver exit: {reason}" + (f" ({outcome.error})" if outcome.error else "")
+            if driver is not None:
+                driver.emit(doc, text)
+            elif log is not None:
+                log.exit_record(outcome.code, reason, outcome.error)
+            return outcome.code
+    finally:
+        for s_, h in old.items():
+            signal.signal(s_, h)
