@@ -125,6 +125,23 @@ def _setup(ctx: Context, wt: Path, undo: _Rollback) -> str | None:
     return note
 
 
+def _reclaim(repo, branch: str, base: str, wt: Path) -> bool:
+    """Remove the remains of a dispatch that died before its entry was recorded (a killed driver): the
+    branch still at the base, checked out nowhere but the expected worktree, which is clean. Nothing of
+    anyone's work is lost; anything else is left alone and refused."""
+    if repo.branch_oid(branch) != base:
+        return False
+    where = repo.worktree_with_branch(branch)
+    if where is not None:
+        if os.path.realpath(where) != os.path.realpath(wt) or not repo.is_clean(where) or repo.head(where) != base:
+            return False
+        repo.remove_worktree(where, force=True)
+        shutil.rmtree(where, ignore_errors=True)
+    elif wt.exists():
+        return False
+    return repo.delete_ref_cas(f"refs/heads/{branch}", base)
+
+
 def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
              by: str | None = None) -> tuple[E.Dispatch, dict]:
     """Open a slot. `by` is for owed's own callers (the driver dispatches as parent:drive, which `--as`
@@ -154,10 +171,10 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
         branch = _branch_name(wcfg.branch, node, attempt)
         if not repo.check_ref_format_branch(branch):
             raise UsageError(f"branch name {branch!r} from the worktrees.branch template is not valid")
-        if repo.branch_oid(branch) is not None:
-            raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
         main = Path(repo.main_worktree)
         root = (main / wcfg.root) if not os.path.isabs(wcfg.root) else Path(wcfg.root)
+        if repo.branch_oid(branch) is not None and not _reclaim(repo, branch, base, root / f"{node_id}-{attempt}"):
+            raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
         undo = _Rollback()
         try:
             created = []
