@@ -197,7 +197,7 @@ def render(res: AttestResult) -> str:
         extra = " (attribution rerun)" if o.attribution else ""
         counts = f" {o.counts.passed}/{o.counts.tests} passed" if o.counts else ""
         out.append(f"  {marks[o.verdict]} {what} {o.verdict}{counts} #{o.seq}{extra} ({o.duration_ms} ms)")
-        if o.note and o.verdict != "pass":
+        if o.note:  # a pass's note is a repeat tally (noisy (2/3 passed)) or ignored counts lines
             out += [f"      {ln}" for ln in o.note.splitlines()]
     if res.reused:
         out.append(f"  reused (evidence on the same key): {', '.join(res.reused)}")

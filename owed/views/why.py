@@ -149,7 +149,7 @@ def render(v: dict) -> str:
         if r.get("discharger") and r["mark"] == "D":
             line += f" → {r['discharger']}"
         out.append(line)
-        if o and o.get("note") and r["status"] != "measured":
+        if o and o.get("note"):  # a pass has a note too when it says something (noisy (2/3 passed))
             out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
         if r.get("hint"):
             out.append(f"      {r['hint']}")
