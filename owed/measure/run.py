@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from owed import entries as E
+from owed.errors import Interrupted
 
 SETUP_TIMEOUT_S = 600
 
@@ -130,6 +131,8 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
     try:
         try:
             tree = _prepare(repo, plan, job, dest)
+        except Interrupted:  # SIGINT/SIGTERM while checking out: the whole attest stops, nothing recorded
+            raise
         except Exception as e:  # noqa: BLE001 - an unpreparable tree is ⊥, not a crash
             msg = f"could not prepare the measurement tree: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
             return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
