@@ -180,11 +180,12 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
                         log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
                         timed_out=out.timed_out, runs=votes, noisy=noisy)
     finally:
-        if tree is not None:
-            try:
-                repo.discard(tree)
-            except Exception:  # noqa: BLE001 - cleanup is best effort; the directory goes below
-                pass
+        # Also when preparing failed or was interrupted: a half-made worktree stays registered (and
+        # locked, so `git worktree prune` keeps it) unless it is removed by name.
+        try:
+            repo.discard(tree if tree is not None else dest)
+        except Exception:  # noqa: BLE001 - cleanup is best effort; the directory goes below
+            pass
         shutil.rmtree(holder, ignore_errors=True)
 
 
