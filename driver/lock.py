@@ -1,0 +1,241 @@
+"""One driver per repository: `<ledger dir>/drive.lock`, plus what else in the ledger dir is busy.
+
+Map:
+- `acquire(ledger_dir, session=None) -> DriveLock`: the lock file is a JSON record {pid, host, start
+  (psutil create_time of the pid), since (ISO), session?} written to a temp file and hard-linked into
+  place, so it appears whole or not at all and the link fails while a lock exists. A lock of this host
+  whose pid is gone, or whose pid now belongs to a process with another start time (pid reuse), is taken
+  over under a `flock` on `drive.lock.break` (two takers never remove each other's fresh lock). A live
+  holder, or any lock of another host, is refused (`Refused`, exit 1) naming host, pid and since.
+- `read(ledger_dir) -> Holder | None`: the current record and whether its process is alive here.
+- `DriveLock.release()`: removes the file only while it still holds our own record.
+- `session_from_env(env)`: the pi session id worth recording (`DSA_SESSION`, ignored inside a dsa call).
+- `held_dir_locks(ledger_dir)`, `running_agent_runs(ledger_dir)`: other activity `owed idle` checks —
+  ledger/merge/attest/... directory locks held by live processes, and agent runs whose
+  `drive/runs/*/gen-*/lock` file is flocked by their supervisor.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from owed.errors import Refused
+from owed.ledger.lock import HOST, pid_alive, read_owner
+from owed.ledger.store import now_iso
+
+LOCK_NAME = "drive.lock"
+_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_START_SLACK_S = 0.05  # create_time is derived from boot time + ticks; equal processes agree far closer
+
+
+def lock_path(ledger_dir: str | os.PathLike) -> Path:
+    return Path(ledger_dir) / LOCK_NAME
+
+
+def process_start(pid: int) -> float | None:
+    """The start time psutil reports for `pid`, or None when there is no such (live) process."""
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return p.create_time()
+    except (psutil.Error, ValueError):
+        return None
+
+
+def same_process(pid: int, start: float | None) -> bool:
+    """True when `pid` is alive here and, if `start` is known, started at `start` (not a reused pid)."""
+    if pid <= 0 or not pid_alive(pid):
+        return False
+    if start is None:
+        return True
+    now = process_start(pid)
+    return now is not None and abs(now - float(start)) <= _START_SLACK_S
+
+
+def session_from_env(env=None) -> str | None:
+    env = os.environ if env is None else env
+    if env.get("DSA_CALL") or env.get("DSA_EXEC"):
+        return None
+    s = env.get("DSA_SESSION") or ""
+    return s if _SESSION.match(s) else None
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    host: str
+    start: float | None
+    since: str
+    session: str | None
+    alive: bool  # a live process of this host with the recorded start time
+    raw: bytes
+
+    @property
+    def local(self) -> bool:
+        return self.host == HOST
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on {self.host} since {self.since}"
+
+    def to_json(self) -> dict:
+        out = {"pid": self.pid, "host": self.host, "start": self.start, "since": self.since, "alive": self.alive}
+        if self.session:
+            out["session"] = self.session
+        return out
+
+
+def _parse(raw: bytes) -> Holder | None:
+    try:
+        doc = json.loads(raw)
+        pid, host = int(doc["pid"]), str(doc["host"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    start = doc.get("start")
+    start = float(start) if isinstance(start, (int, float)) else None
+    alive = host == HOST and same_process(pid, start)
+    return Holder(pid=pid, host=host, start=start, since=str(doc.get("since", "?")),
+                  session=doc.get("session"), alive=alive, raw=raw)
+
+
+def read(ledger_dir) -> Holder | None:
+    """The lock's holder, or None when there is no lock (an unreadable lock raises `Refused`)."""
+    path = lock_path(ledger_dir)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    holder = _parse(raw)
+    if holder is None:
+        raise Refused(f"the driver lock {path} is unreadable: check that no driver runs, then remove it by hand")
+    return holder
+
+
+class DriveLock:
+    """A held drive.lock; `release()` (or leaving the `with`) removes it if it is still ours."""
+
+    def __init__(self, path: Path, record: dict, raw: bytes):
+        self.path = path
+        self.record = record
+        self.raw = raw
+        self.held = True
+
+    @property
+    def pid(self) -> int:
+        return self.record["pid"]
+
+    def release(self) -> bool:
+        if not self.held:
+            return False
+        self.held = False
+        try:
+            if self.path.read_bytes() != self.raw:
+                return False  # someone took it over (we were presumed dead): not ours to remove
+        except FileNotFoundError:
+            return False
+        self.path.unlink(missing_ok=True)
+        return True
+
+    def __enter__(self) -> DriveLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def refusal(holder: Holder, path: Path) -> Refused:
+    if not holder.local:
+        return Refused(f"a driver of another host holds the lock: {holder.describe()}",
+                       hint=f"check that host; if no driver runs there, remove {path} by hand")
+    return Refused(f"a driver is already running: {holder.describe()}",
+                   hint="owed drive --status shows it; owed drive --stop stops it")
+
+
+def _remove_stale(path: Path, stale: Holder) -> None:
+    with open(path.with_name(path.name + ".break"), "a") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        try:
+            if path.read_bytes() == stale.raw:
+                path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def acquire(ledger_dir, *, session: str | None = None) -> DriveLock:
+    path = lock_path(ledger_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pid = os.getpid()
+    record = {"pid": pid, "host": HOST, "start": process_start(pid), "since": now_iso()}
+    if session:
+        record["session"] = session
+    raw = json.dumps(record, sort_keys=True).encode() + b"\n"
+    tmp = path.with_name(f"{path.name}.tmp.{pid}.{os.urandom(4).hex()}")
+    with open(tmp, "wb") as f:
+        f.write(raw)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        while True:
+            try:
+                os.link(tmp, path)
+                return DriveLock(path, record, raw)
+            except OSError as e:
+                if e.errno != errno.EEXIST:
+                    raise
+            holder = read(ledger_dir)
+            if holder is None:
+                continue  # released meanwhile
+            if holder.alive or not holder.local:
+                raise refusal(holder, path)
+            _remove_stale(path, holder)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --- other activity in the ledger dir (for `owed idle`) ------------------------------------------------
+
+
+def held_dir_locks(ledger_dir) -> list[str]:
+    """Directory locks (`lock`, `locks/*`) held by a live process here or by any process elsewhere."""
+    root = Path(ledger_dir)
+    candidates = [root / "lock"]
+    try:
+        candidates += sorted(p for p in (root / "locks").iterdir() if "." not in p.name)
+    except FileNotFoundError:
+        pass
+    out = []
+    for d in candidates:
+        owner = read_owner(d)
+        if owner is None:
+            continue
+        host, pid = owner.get("host"), int(owner.get("pid") or 0)
+        if host != HOST or pid_alive(pid):
+            name = "ledger" if d.name == "lock" else d.name
+            out.append(f"{name} lock held by pid {pid} on {host} since {owner.get('ts', '?')}")
+    return out
+
+
+def running_agent_runs(ledger_dir) -> list[str]:
+    """Run generations whose `lock` file someone holds a flock on (their supervisor is alive)."""
+    out = []
+    for lock in sorted(Path(ledger_dir).glob("drive/runs/*/gen-*/lock")):
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            out.append(f"agent run {lock.parent.parent.name} {lock.parent.name} is running")
+        finally:
+            os.close(fd)
+    return out

@@ -1,0 +1,107 @@
+"""The driver log `<ledger dir>/drive/log.jsonl`: one JSON object per line, ending with an exit record.
+
+Map:
+- `log_path(ledger_dir)`: where it is. A detached driver's stdout and stderr are appended to it, so a
+  `owed drive --json` loop that writes its events to stdout writes them here.
+- `DriveLog(path, stream=None)`: the writer. `event(name, **fields)` writes `{"event", "at", ...}` as
+  one line, flushed, to `stream` (the loop passes `sys.stdout`) or, without a stream, appends it to the
+  file in a single O_APPEND write. `exit_record(code, reason, error=None)` writes the final line
+  `{"event": "exit", "code", "reason": idle|stopped|killed|error, "at", "error"?}`; the driver writes it
+  before it releases drive.lock, so a finished driver without one was SIGKILLed or crashed.
+- `rotate(path)`: when a detached driver starts, the previous log becomes `log.jsonl.1` (one copy kept).
+- `tail(path, n)`: the last n lines (any text, stderr included). `last_event(path)`: the last line that
+  is a JSON event. `last_exit(path)`: that event if it is an exit record, else None.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from owed.ledger.store import now_iso
+
+EXIT_REASONS = ("idle", "stopped", "killed", "error")
+
+
+def log_path(ledger_dir) -> Path:
+    return Path(ledger_dir) / "drive" / "log.jsonl"
+
+
+class DriveLog:
+    def __init__(self, path: str | os.PathLike, stream=None):
+        self.path = Path(path)
+        self.stream = stream
+
+    def event(self, name: str, **fields) -> dict:
+        doc = {"event": name, "at": now_iso(), **{k: v for k, v in fields.items() if v is not None}}
+        line = json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if self.stream is not None:
+            self.stream.write(line)
+            self.stream.flush()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
+        return doc
+
+    def exit_record(self, code: int, reason: str, error: str | None = None) -> dict:
+        if reason not in EXIT_REASONS:
+            raise ValueError(f"exit reason must be one of {', '.join(EXIT_REASONS)}, not {reason!r}")
+        return self.event("exit", code=int(code), reason=reason, error=error)
+
+
+def rotate(path: str | os.PathLike) -> None:
+    """Keep the previous log as `<name>.1` (replacing an older copy); the new log starts empty."""
+    path = Path(path)
+    try:
+        if path.stat().st_size == 0:
+            return
+    except FileNotFoundError:
+        return
+    os.replace(path, path.with_name(path.name + ".1"))
+
+
+def tail(path: str | os.PathLike, n: int = 10) -> list[str]:
+    """The last `n` lines of the file, read from its end (a long log is never read whole)."""
+    if n <= 0:
+        return []
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return []
+    with f:
+        end = f.seek(0, os.SEEK_END)
+        pos, data = end, b""
+        while pos > 0 and data.count(b"\n") <= n:
+            step = min(pos, 1 << 16)
+            pos -= step
+            f.seek(pos)
+            data = f.read(step) + data
+    lines = data.decode("utf-8", "replace").splitlines()
+    return lines[-n:]
+
+
+def _as_event(line: str) -> dict | None:
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("event"), str) else None
+
+
+def last_event(path: str | os.PathLike, scan: int = 200) -> dict | None:
+    """The last JSON event among the final `scan` lines (stderr noise after it is skipped)."""
+    for line in reversed(tail(path, scan)):
+        doc = _as_event(line)
+        if doc is not None:
+            return doc
+    return None
+
+
+def last_exit(path: str | os.PathLike) -> dict | None:
+    doc = last_event(path)
+    return doc if doc is not None and doc["event"] == "exit" else None

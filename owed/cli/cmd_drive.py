@@ -1,0 +1,147 @@
+"""Commands of the driver: `owed drive` (loop, --once, --detach, --status, --stop) and `owed idle`.
+
+- `drive`: checks the option rules (usage errors, exit 2), then hands over: `--status`, `--stop` and
+  `--detach` to `driver.background`; the loop (`owed drive [--stay]`, `--once`) to `driver.loop.main`.
+  Both are imported inside the command: nothing in owed's core imports `driver/`.
+- Test seam: with `OWED_DRIVE_STANDIN` set, the loop is replaced by `_standin` (below), a stand-in that
+  only takes drive.lock and writes start and exit records, so detach/status/stop are testable on their own.
+- `idle`: the watchdog probe for cron/systemd, with its own exit codes (0 idle, 3 not idle, 2 usage or no
+  ledger, 70 internal error), mapped here rather than by the global mapper.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from owed.cli.app import app
+from owed.cli.output import emit
+
+IDLE, NOT_IDLE, IDLE_USAGE, IDLE_INTERNAL = 0, 3, 2, 70
+
+
+def check_drive_options(*, once: bool, detach: bool, status: bool, stop: bool, now: bool, stay: bool,
+                        max_open: Optional[int]) -> None:
+    from owed.errors import UsageError
+
+    if sum((detach, status, stop, once)) > 1:
+        raise UsageError("--detach, --status, --stop and --once exclude each other")
+    if now and not stop:
+        raise UsageError("--now goes only with --stop")
+    if max_open is not None and (status or stop):
+        raise UsageError("--max does not go with --status or --stop")
+    if stay and (once or status or stop):
+        raise UsageError("--stay goes only with the loop (owed drive) or --detach")
+    if max_open is not None and max_open < 1:
+        raise UsageError(f"--max must be a positive integer, not {max_open}")
+
+
+@app.command()
+def drive(
+    once: bool = typer.Option(False, "--once", help="Run one pass, then exit."),
+    json: bool = typer.Option(False, "--json", help="JSON lines (the loop) or one JSON document."),
+    detach: bool = typer.Option(False, "--detach", help="Run the loop as a detached background process."),
+    stay: bool = typer.Option(False, "--stay", help="When idle, keep running and wait for ledger changes."),
+    status: bool = typer.Option(False, "--status", help="Is a driver running? Its last exit and log lines."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the running driver after its current action."),
+    now: bool = typer.Option(False, "--now", help="With --stop: stop at once (a second SIGTERM after 1 s)."),
+    max_open: Optional[int] = typer.Option(None, "--max", help="Concurrent open attempts (overrides drive.max)."),
+) -> int:
+    """Run the loop: dispatch, writer, submit, attest, reviewers, merge; stop for decisions."""
+    check_drive_options(once=once, detach=detach, status=status, stop=stop, now=now, stay=stay, max_open=max_open)
+    cwd = os.getcwd()
+    if status or stop or detach:
+        from driver import background
+
+        if status:
+            doc = background.status(cwd)
+            emit(doc, json, background.render_status(doc))
+        elif stop:
+            msg = background.stop(cwd, now=now)
+            emit({"message": msg}, json, msg)
+        else:
+            msg = background.detach(cwd, stay=stay, max_open=max_open)
+            emit({"message": msg}, json, msg)
+        return 0
+    if os.environ.get("OWED_DRIVE_STANDIN"):
+        return _standin(cwd, once=once, mode=os.environ["OWED_DRIVE_STANDIN"])
+    from driver.loop import main
+
+    return main(cwd, once=once, json=json, stay=stay, max_open=max_open)
+
+
+def _standin(cwd: str, *, once: bool, mode: str) -> int:
+    """A stand-in for the loop, for tests of detach/status/stop only (OWED_DRIVE_STANDIN=MODE).
+
+    MODE `idle`: end at once with an idle record; `error`: end at once with an error record (exit 1);
+    `mute`: never take the lock, sleep until a signal; anything else: run until SIGTERM/SIGINT (or, with
+    --once, end at once). Like the real loop it installs its signal handlers before it takes the lock and
+    writes its exit record (JSON lines on stdout) before it releases the lock.
+    """
+    import signal
+    import sys
+    import threading
+
+    from driver import lock as drive_lock
+    from driver.log import DriveLog, log_path
+    from owed.git import Repo
+
+    stopped = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopped.set())
+    ledger_dir = Repo.discover(cwd).ledger_dir()
+    log = DriveLog(log_path(ledger_dir), stream=sys.stdout)
+    if mode == "mute":
+        while not stopped.wait(0.1):
+            pass
+        return 0
+    with drive_lock.acquire(ledger_dir, session=drive_lock.session_from_env()):
+        log.event("start", pid=os.getpid(), standin=True)
+        if mode == "error":
+            log.exit_record(1, "error", error="stand-in error")
+            return 1
+        if mode != "idle" and not once:
+            while not stopped.wait(0.1):
+                pass
+        log.exit_record(0, "stopped" if stopped.is_set() else "idle")
+    return 0
+
+
+def _idle_facts(ledger_dir) -> dict:
+    from driver import lock as drive_lock
+
+    holder = drive_lock.read(ledger_dir)
+    driver = holder.describe() if holder is not None and (holder.alive or not holder.local) else None
+    return {"driver": driver, "locks": drive_lock.held_dir_locks(ledger_dir),
+            "runs": drive_lock.running_agent_runs(ledger_dir)}
+
+
+@app.command()
+def idle(json: bool = typer.Option(False, "--json", help="Print {idle, reasons, since}.")) -> int:
+    """Watchdog probe: exit 0 when work is open but nobody works on it (3 not idle, 2 no ledger, 70 error)."""
+    from owed.cli.output import emit_error
+    from owed.errors import OwedError, UsageError
+
+    try:
+        from datetime import datetime, timezone
+
+        from owed.ops.context import Context
+        from owed.views.idle import idle_verdict
+
+        ctx = Context.load(os.getcwd())
+        verdict, reasons = idle_verdict(ctx.state, ctx.plan, datetime.now(timezone.utc),
+                                        _idle_facts(ctx.ledger.root))
+    except UsageError as e:
+        emit_error(e.message, e.code, json)
+        return IDLE_USAGE
+    except OwedError as e:
+        emit_error(e.message, e.code, json)
+        return IDLE_INTERNAL
+    except Exception as e:  # noqa: BLE001 - cron wants a code, not a traceback
+        emit_error(f"internal error: {type(e).__name__}: {e}".splitlines()[0], "internal", json)
+        return IDLE_INTERNAL
+    head = "idle" if verdict else "not idle"
+    emit({"idle": verdict, "reasons": reasons, "since": ctx.state.ts}, json, f"{head}: {'; '.join(reasons)}")
+    return IDLE if verdict else NOT_IDLE
