@@ -230,3 +230,10 @@ def test_stop_waits_then_now_sends_a_second_sigterm(repo):
     finally:
         kill_group(p.pid)
         p.wait()
+
+
+def test_the_standin_once_takes_the_lock_and_ends_idle_in_the_foreground(repo):
+    r = repo.owed("drive", "--once", "--json")
+    events = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["start", "exit"] and events[-1]["reason"] == "idle"
+    assert events[0]["pid"] != os.getpid() and not repo.lock.exists()
