@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
+import threading
 from dataclasses import dataclass, field
 
 from owed import entries as E
@@ -109,13 +110,19 @@ def _current(state, plan, job: Job) -> bool:
 
 
 class _Signals:
-    """SIGTERM (and SIGINT) become `Interrupted` while measuring: the runner kills the group, nothing is recorded."""
+    """SIGTERM (and SIGINT) become `Interrupted` while measuring: the runner kills the group, nothing is recorded.
+
+    Handlers can only be installed in the main thread; elsewhere (the driver calls ops from worker
+    threads) this is a no-op and the caller's own cancellation applies.
+    """
 
     def __enter__(self):
         def handler(signum, frame):
             raise Interrupted(signum)
 
-        self.old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+        self.old = {}
+        if threading.current_thread() is threading.main_thread():
+            self.old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
         return self
 
     def __exit__(self, *exc):
