@@ -63,6 +63,8 @@ class Driver:
         self.stop_requested = False
         self.printed: dict[str, str] = {}
         self.acted_total = 0
+        # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
+        self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0}
 
     # --- output ------------------------------------------------------------------------------------
 
@@ -290,10 +292,15 @@ class Driver:
     async def one_pass(self, tg) -> int:
         import anyio
 
+        t0 = time.perf_counter()
         state, plan, runs, facts = await anyio.to_thread.run_sync(self.snapshot)
         from driver.policy import decide
 
         acts = decide(state, plan, runs, facts)
+        spent = time.perf_counter() - t0
+        self.stats["passes"] += 1
+        self.stats["pass_s"] += spent
+        self.stats["busy_s"] += spent
         done = 0
         for act in acts:
             if self.stop_requested:
@@ -314,7 +321,11 @@ class Driver:
                           f"notice: {act.node} — {act.reason} → {act.command}", dedupe=f"notify:{act.node}")
                 continue
             try:
+                t1 = time.perf_counter()
                 detail = await anyio.to_thread.run_sync(self.perform, act, state, plan)
+                dt = time.perf_counter() - t1
+                self.stats["busy_s"] += dt
+                self.stats[f"{act.kind}_s"] = self.stats.get(f"{act.kind}_s", 0.0) + dt
             except Exception as e:  # noqa: BLE001 - a refused act is reported; the next pass re-decides
                 from owed.errors import OwedError
 
@@ -478,6 +489,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
             doc = {"event": "exit", "code": outcome.code, "reason": reason, "error": outcome.error}
             text = f"driver exit: {reason}" + (f" ({outcome.error})" if outcome.error else "")
             if driver is not None:
+                doc["stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in driver.stats.items()}
                 driver.emit(doc, text)
             elif log is not None:
                 log.exit_record(outcome.code, reason, outcome.error)

@@ -45,6 +45,15 @@ class _Snapshot(msgspec.Struct):
     state: State
 
 
+class _Mark:
+    """Where an in-memory state stands in the file (seq, hash and byte offset), like a snapshot."""
+
+    __slots__ = ("seq", "head", "offset")
+
+    def __init__(self, state: State, offset: int):
+        self.seq, self.head, self.offset = state.seq, state.head, offset
+
+
 def now_iso() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
@@ -75,8 +84,12 @@ class Ledger:
         self._plans: dict[str, object] = {}
         self._snap_enc = msgspec.msgpack.Encoder()
         self._snap_dec = msgspec.msgpack.Decoder(_Snapshot)
+        self._decoder = E.decoder()
         self.snapshot_path = self.root / "snapshot" / f"state.v{STATE_VERSION}"
         self.folded = 0  # entries folded by the last load (for tests and benchmarks)
+        # In-process memo (state, byte offset): a long-lived caller (the driver) folds only what was
+        # appended since its last load, without re-reading the snapshot file.
+        self._memo: tuple[State, int] | None = None
 
     @classmethod
     def discover(cls, path=None) -> Ledger:
@@ -139,7 +152,8 @@ class Ledger:
             return None
         return snap
 
-    def _snapshot_matches(self, f, snap: _Snapshot, size: int) -> bool:
+    def _snapshot_matches(self, f, snap, size: int) -> bool:
+        """Does the line ending at `snap.offset` hold entry `snap.seq` with hash `snap.head`?"""
         if snap.offset > size or snap.offset <= 0:
             return False
         window = min(snap.offset, 1 << 16)
@@ -153,8 +167,8 @@ class Ledger:
                 break
             window = min(window * 4, snap.offset)
         try:
-            e = E.decoder().decode(chunk[start:-1])
-        except msgspec.DecodeError:
+            e = self._decoder.decode(chunk[start:-1])
+        except (msgspec.DecodeError, msgspec.ValidationError):
             return False
         return e.seq == snap.seq and e.hash == snap.head
 
@@ -174,7 +188,11 @@ class Ledger:
         return state
 
     def load(self, *, locked: bool = False, use_snapshot: bool = True) -> tuple[State, int]:
-        """Replayed state and the byte length of the ledger it covers."""
+        """Replayed state and the byte length of the ledger it covers.
+
+        Successive loads of one Ledger object fold only what was appended since the last one, into the
+        same State object (updated in place): keep values you need across loads, not the State.
+        """
         self.folded = 0
         try:
             f = open(self.file, "rb")
@@ -182,17 +200,24 @@ class Ledger:
             return State(), 0
         with f:
             size = os.fstat(f.fileno()).st_size
-            snap = self._read_snapshot() if use_snapshot else None
-            if snap is not None and self._snapshot_matches(f, snap, size):
-                state, start = snap.state, snap.offset
+            memo, self._memo = self._memo, None
+            snap = None
+            if memo is not None and use_snapshot and self._snapshot_matches(f, _Mark(memo[0], memo[1]), size):
+                state, start, fresh = memo[0], memo[1], False
             else:
-                snap, state, start = None, State(), 0
+                snap = self._read_snapshot() if use_snapshot else None
+                if snap is not None and self._snapshot_matches(f, snap, size):
+                    state, start, fresh = snap.state, snap.offset, snap.offset
+                else:
+                    state, start, fresh = State(), 0, 0
             f.seek(start)
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
         state = self._fold(state, data, locked=locked)
-        if use_snapshot and state.seq >= 0 and (snap is None or self.folded >= SNAPSHOT_EVERY):
-            self._write_snapshot(state, complete)
+        if use_snapshot and state.seq >= 0:
+            self._memo = (state, complete)
+            if fresh is not False and (snap is None or self.folded >= SNAPSHOT_EVERY):
+                self._write_snapshot(state, complete)
         return state, complete
 
     def state(self) -> State:
@@ -215,16 +240,27 @@ class Ledger:
         """
         self.root.mkdir(parents=True, exist_ok=True)
         with DirLock(self.root / "lock"):
-            state, _ = self.load(locked=True)
+            state, complete = self.load(locked=True)
             if not create and state.seq < 0:
                 self.require()
+            # From here the drafts change the state in place; until they are on disk it must not stay in
+            # the memo. A single entry is folded in place: every fold checks before it changes anything,
+            # so a refused entry leaves the state (which callers may hold) untouched. A batch is folded
+            # into a copy, so a refusal of its second entry cannot leave the first one behind.
+            self._memo = None
             drafts = list(make(state))
+            if len(drafts) > 1:
+                state = self._snap_dec.decode(self._snap_enc.encode(
+                    _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
+                              state=state))).state
             written: list[E.Entry] = []
             ts = now_iso()
             for d in drafts:
                 e = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
                 apply(state, e, self.plan)
                 written.append(e)
+            if not written and state.seq >= 0:
+                self._memo = (state, complete)
             if written:
                 blob = b"".join(E.line_bytes(e) for e in written)
                 fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -236,8 +272,10 @@ class Ledger:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
+                size = self.file.stat().st_size
                 if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
-                    self._write_snapshot(state, self.file.stat().st_size)
+                    self._write_snapshot(state, size)
+                self._memo = (state, size)
             return state, written
 
     # --- verify --------------------------------------------------------------------------------------
@@ -260,6 +298,7 @@ class Ledger:
                 data = data[:cut]
         snap = self._read_snapshot()
         self._plans.clear()
+        self._memo = None
         state = State()
         snap_bytes = self._snap_enc.encode(snap.state) if snap else None
         mismatch = None

@@ -250,3 +250,29 @@ def test_blob_names_validated(ledger):
         ledger.get_blob("../ledger.jsonl")
     with pytest.raises(IntegrityError):
         ledger.get_blob("0" * 64)
+
+
+def test_memo_folds_only_appended_entries_and_survives_refusals(ledger):
+    reader = Ledger(ledger.root)
+    first = reader.state().seq
+    ledger.append(lambda s: [note("from another process")])
+    again = reader.state()
+    assert reader.folded == 1 and again.seq == first + 1
+
+    def two(state):
+        return [note("ok"), E.Note(by="owner:cli", text="refused: owner acts need a channel")]
+
+    with pytest.raises(Refused):
+        reader.append(two)
+    # The refused batch left nothing behind, on disk or in the reader's memory.
+    after = reader.state()
+    assert after.seq == again.seq and after == Ledger(ledger.root).load(use_snapshot=False)[0]
+
+
+def test_memo_is_dropped_when_the_file_is_replaced(ledger):
+    reader = Ledger(ledger.root)
+    ledger.append(lambda s: [note("a"), note("b")])
+    assert reader.state().seq == 2
+    entries = ledger.read_all()
+    ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[:2]))
+    assert reader.state().seq == 1
