@@ -11,6 +11,8 @@ stamp=.venv/.owed-install-stamp
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! .venv/bin/python -c 'import owed' 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+  # Bytecode now, once: where PYTHONDONTWRITEBYTECODE is set every `owed` call would compile its modules.
+  .venv/bin/python -m compileall -q owed driver runner >/dev/null || true
   echo "$want" > "$stamp"
 fi
 export PATH="$root/.venv/bin:$PATH"
