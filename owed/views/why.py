@@ -1,9 +1,12 @@
 """`owed why <node>`: the receipt — each obligation of the current candidate as E / W / D, with the
 observation that decides it (seq, counts, note, log blob), reviewers, blocks and how to clear them,
-untested changes (changed paths no check reads), plan downgrades, and the plan's execution wrapper
-and environment (`Exec: wrap <argv> · env <NAMES>`: variable names, never their values).
+untested changes (changed paths no check reads), execution blocks superseded by a plan update (their
+check changed or removed: `#<seq> superseded by plan #<p> (check <id> definition changed)`), plan
+downgrades, and the plan's execution wrapper and environment (`Exec: wrap <argv> · env <NAMES>`:
+variable names, never their values).
 
-`build(state, plan, node_id, changed)` is pure; `why_view` loads and computes the changed paths.
+`build(state, plan, node_id, changed, plans)` is pure (`plans(sha)` resolves recorded plans); `why_view`
+loads and computes the changed paths.
 Marks: ✔ measured or reviewed (E) · ⚠ waived (W) · ✘ failed · ⊤ conflict (pass and fail) · ⊥ awaiting
 measurement · ⛔ blocked · ○ awaiting a reviewer or acknowledgement.
 """
@@ -52,7 +55,23 @@ def _phase(state, plan, node_id: str) -> str:
     return "accepted (merge pending)" if accepted(state, plan, node_id) else f"candidate open (attempt {slot.attempt})"
 
 
-def build(state, plan, node_id: str, changed: list[str] | None = None) -> dict:
+def superseded_blocks(state, plan, rec, plans) -> list[dict]:
+    """Execution blocks that no longer bind because a plan update changed or removed their check, each
+    with the first plan entry that did so (`plans(sha)` resolves recorded plans)."""
+    from owed.acceptance import superseded
+
+    out = []
+    for b in rec.blocks if rec else ():
+        reason = superseded(b, plan) if b.cleared is None else None
+        if reason is None:
+            continue
+        by = next((p.seq for p in state.plans if p.seq > b.seq and superseded(b, plans(p.sha))), None)
+        out.append({"seq": b.seq, "obligation": b.obligation, "plan": by, "reason": reason,
+                    "check": b.obligation.split(":", 1)[1]})
+    return out
+
+
+def build(state, plan, node_id: str, changed: list[str] | None = None, plans=None) -> dict:
     from owed.measure.items import matcher
 
     node = plan.node(node_id)
@@ -113,6 +132,7 @@ def build(state, plan, node_id: str, changed: list[str] | None = None) -> dict:
         "worktree": slot.worktree if slot else None,
         "accepted": bool(its) and not merged and accepted(state, plan, node_id),
         "items": rows, "blocks": blocks, "cleared": cleared, "untested": untested, "downgrades": downgrades,
+        "superseded": superseded_blocks(state, plan, rec, plans) if plans is not None else [],
     }
 
 
@@ -165,6 +185,10 @@ def render(v: dict) -> str:
         out.append("Cleared blocks:")
         out += [f"  #{b['seq']} {b['obligation']} ({b['kind']}, on {b['commit'][:12]}): {b['how']} (#{b['cleared']})"
                 for b in v["cleared"]]
+    if v.get("superseded"):
+        out.append("Superseded blocks (no longer bind; no rerun, no waiver):")
+        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} (check {b['check']} {b['reason']})"
+                for b in v["superseded"]]
     if v["untested"]:
         shown = v["untested"][:20]
         out.append(f"Untested changes ({len(v['untested'])}): {', '.join(shown)}" + (" …" if len(v["untested"]) > 20 else ""))
@@ -185,4 +209,4 @@ def why_view(cwd: str, node_id: str, *, full: bool = False) -> dict:
     changed = None
     if slot is not None and slot.cand is not None:
         changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
-    return build(ctx.state, ctx.plan, node_id, changed)
+    return build(ctx.state, ctx.plan, node_id, changed, plans=ctx.ledger.plan)
