@@ -65,6 +65,7 @@ class Driver:
         self.acted_total = 0
         # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
         self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0}
+        self._trunk_checked: tuple[float, str | None, str] = (-1e9, None, "")
 
     # --- output ------------------------------------------------------------------------------------
 
@@ -92,9 +93,12 @@ class Driver:
 
         free = shutil.disk_usage(self.ctx.ledger.root).free
         now = time.monotonic()
+        # The trunk ref costs git calls: check it at most every 2 s (merge itself re-checks under its lock).
+        if now - self._trunk_checked[0] > 2.0 or self._trunk_checked[2] != state.trunk_commit:
+            self._trunk_checked = (now, trunk_problem(self.ctx) or None, state.trunk_commit)
         self.backoff = {n: v for n, v in self.backoff.items() if v[0] > now}
         return Facts(
-            trunk_moved=(trunk_problem(self.ctx) or None),
+            trunk_moved=self._trunk_checked[1],
             disk_ok=free >= plan.drive_config.min_free_mb * 1048576,
             inflight=dict(self.inflight),
             measuring=sum(1 for v in self.inflight.values() if v == "attest"),
