@@ -178,13 +178,14 @@ class Driver:
             spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
                     "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else self.root}
             sha = ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))
+            carried = max((r.seq for r in state.rules if "*" in r.nodes or act.node in r.nodes), default=0)
 
             def make(st):
                 rec = st.nodes.get(act.node)
                 if rec is None or act.rid in rec.runs:
                     return []
                 return [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
-                                 role=act.role, rid=act.rid, spec=sha, generation=1)]
+                                 role=act.role, rid=act.rid, spec=sha, generation=1, rulings=carried or None)]
 
             ledger.append(make)
             self._start_run(state, plan, act.rid, act.role, 1, task, extra)
@@ -199,6 +200,7 @@ class Driver:
         if act.kind == "send":
             text = M.follow_up(state, plan, act.node, act.reason)
             sha = ledger.put_blob(text.encode())
+            carried = max((r.seq for r in state.rules if "*" in r.nodes or act.node in r.nodes), default=0)
 
             def make(st):
                 run = st.nodes[act.node].runs.get(act.rid)
@@ -206,7 +208,7 @@ class Driver:
                     return []
                 return [E.Send(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
                                rid=act.rid, send_kind="follow-up", message=sha, reason=act.reason,
-                               generation=act.generation)]
+                               generation=act.generation, rulings=carried or None)]
 
             ledger.append(make)
             self._start_run(state, plan, act.rid, "writer", act.generation, text, {})

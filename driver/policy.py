@@ -107,6 +107,13 @@ def _starts(rec, runs: dict) -> list[Action]:
     return out
 
 
+def _undelivered_ruling(state, node_id: str, wrec) -> int | None:
+    """The newest ruling that asks this node's writer to act (`owed rule --writer`) and that the writer
+    has not been given yet (its launch, a repair or a ruling follow-up carried it)."""
+    seqs = [r.seq for r in state.rules if r.writer and ("*" in r.nodes or node_id in r.nodes) and r.seq > wrec.rulings]
+    return max(seqs) if seqs else None
+
+
 def _halt(node, attempt, reason, needs, command=None) -> Action:
     return Action("halt", node, attempt, reason=reason, needs=needs, command=command)
 
@@ -132,6 +139,11 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
         return [Action("launch", node_id, a, rid=wrid, role=WRITER)]
     wview = runs.get(wrid)
     wstate = wview.state if wview else "absent"
+    ruling = _undelivered_ruling(state, node_id, wrec)
+    if ruling and wstate in ("sealed", "lost") and wview is not None and wview.ok is not False:
+        # A ruling asking the writer to act reaches it as a follow-up once its current run has ended.
+        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="ruling",
+                       detail=str(ruling))]
     blocks = active_blocks(state, plan, node_id)
     parent_wait = [b for b in blocks if b.needs == "parent" and b.ruled is None]
     last = wrec.reasons[-1] if wrec.reasons else None

@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -178,6 +178,7 @@ class RunRec(_S):
     sends: list[int] = []
     reasons: list[str] = []
     messages: list[str] = []  # message blob of each follow-up (generation 2, 3, …)
+    rulings: int = 0  # highest ruling seq delivered to this run (its launch or a follow-up)
     ts: str = ""
 
 

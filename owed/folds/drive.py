@@ -54,7 +54,8 @@ def fold_launch(state: State, e: E.Launch, plan) -> None:
     from owed.state import RunRec
 
     rec.runs[e.rid] = RunRec(rid=e.rid, role=e.role, attempt=e.attempt, launch=e.seq, spec=e.spec, generation=1,
-                             cand=rec.slot.cand.seq if rec.slot.cand else None, ts=e.ts)
+                             cand=rec.slot.cand.seq if rec.slot.cand else None, ts=e.ts,
+                             rulings=max(e.rulings or 0, rec.slot.rulings_seen))
 
 
 def fold_send(state: State, e: E.Send, plan) -> None:
@@ -71,6 +72,10 @@ def fold_send(state: State, e: E.Send, plan) -> None:
     run.sends.append(e.seq)
     run.reasons.append(e.reason)
     run.messages.append(e.message)
+    if e.rulings is not None:
+        if e.rulings > e.seq:
+            raise refuse(e, "rulings names a later entry")
+        run.rulings = max(run.rulings, e.rulings)
     if e.reason == "repair":
         rec.repairs += 1
 

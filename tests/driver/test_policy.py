@@ -291,3 +291,26 @@ def test_only_the_driver_records_intents(bad):
     with pytest.raises(Refused, match="already launched"):
         b.launch("a")
     assert rid in b.state.nodes["a"].runs
+
+
+def test_writer_ruling_is_delivered_once_as_a_follow_up():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    b.add(E.Rule(by="parent:cli", text="use tabs", nodes=("a",), writer=True))
+    sealed = {rid: run(state="sealed", ok=True)}
+    acts = [a for a in b.decide(sealed) if a.node == "a"]
+    assert kinds(acts) == [("send", "a", "ruling")]
+    assert [a for a in b.decide({rid: run()}) if a.node == "a" and a.reason == "ruling"] == []  # running: later
+    seq = b.state.rules[-1].seq
+    b.add(E.Send(by="parent:drive", node="a", attempt=1, rid=rid, send_kind="follow-up", message="m" * 64,
+                 reason="ruling", generation=2, rulings=seq))
+    acts = [a for a in b.decide({rid: run(gen=2, state="sealed", ok=True)}) if a.node == "a"]
+    assert all(a.reason != "ruling" for a in acts)
+    # A plain ruling (not --writer) is acknowledged by reviewers, not sent to the writer.
+    b.add(E.Rule(by="parent:cli", text="fyi", nodes=("a",)))
+    acts = [a for a in b.decide({rid: run(gen=2, state="sealed", ok=True)}) if a.node == "a"]
+    assert all(a.reason != "ruling" for a in acts)
