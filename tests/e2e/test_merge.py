@@ -1,0 +1,133 @@
+"""The merge guard through the real CLI: invariant debt and defers, conflicts, CAS, SIGTERM, trunk drift."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.conftest import git, make_repo
+
+
+def plan(inv_run: str = "test ! -f bad.txt", inv_timeout: int = 30) -> str:
+    return textwrap.dedent(f"""\
+        version: 1
+        trunk: main
+        invariants:
+          - {{id: u, run: '{inv_run}', timeout_s: {inv_timeout}}}
+        nodes:
+          - id: x
+            writes: [x.txt, bad.txt, shared.txt]
+          - id: y
+            writes: [y.txt, shared.txt]
+        """)
+
+
+def ledger(repo) -> list[dict]:
+    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
+
+
+def accepted(owed, repo, node: str, files: dict[str, str], *, overlap: bool = False):
+    r = owed("dispatch", node, *(["--allow-overlap"] if overlap else []))
+    assert r.returncode == 0, r.stderr
+    wt = repo / ".owed" / "wt" / f"{node}-1"
+    for name, text in files.items():
+        (wt / name).write_text(text)
+    git(wt, "add", "-A")
+    git(wt, "commit", "-q", "-m", f"{node} work")
+    assert owed("submit", node, cwd=wt).returncode == 0
+    r = owed("attest", node)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return wt
+
+
+@pytest.fixture
+def mrepo(tmp_path, owed):
+    repo = make_repo(tmp_path / "m", plan())
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0, "init"
+    return repo
+
+
+def test_new_invariant_debt_refused_then_one_deferred_merge(owed, mrepo):
+    accepted(owed, mrepo, "x", {"x.txt": "x\n", "bad.txt": "oops\n"})
+    main0 = git(mrepo, "rev-parse", "main")
+    r = owed("merge", "x")
+    assert r.returncode == 1 and "inv:u new debt" in r.stderr and "trunk unchanged" in r.stderr
+    assert git(mrepo, "rev-parse", "main") == main0
+    es = ledger(mrepo)
+    assert not [e for e in es if e["kind"] == "merge"]
+    assert [e["verdict"] for e in es if e["kind"] == "obs" and e.get("merging") == "x"] == ["fail"]
+    assert owed("defer", "x", "u").returncode == 2  # --reason is required
+    r = owed("defer", "x", "u", "--reason", "bad.txt is removed by the next node")
+    assert r.returncode == 0, r.stderr
+    r = owed("merge", "x", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["defers"]
+    status = owed("status").stdout
+    assert "✘ invariants (0/1)" in status.splitlines()[0] and "inv:u red on trunk" in status
+    # The defer was for one merge: the next node inherits no permission to add to the debt.
+    accepted(owed, mrepo, "y", {"y.txt": "y\n"})
+    r = owed("merge", "y")
+    assert r.returncode == 1 and "inv:u new debt" in r.stderr
+    assert owed("verify").returncode == 0
+
+
+def test_merge_conflict_records_nothing(owed, mrepo):
+    accepted(owed, mrepo, "x", {"x.txt": "x\n", "shared.txt": "from x\n"})
+    accepted(owed, mrepo, "y", {"y.txt": "y\n", "shared.txt": "from y\n"}, overlap=True)
+    assert owed("merge", "x").returncode == 0
+    before = (mrepo / ".git" / "owed" / "ledger.jsonl").read_bytes()
+    main1 = git(mrepo, "rev-parse", "main")
+    r = owed("merge", "y")
+    assert r.returncode == 1 and r.stderr.startswith("owed: rebase needed") and "shared.txt" in r.stderr
+    assert (mrepo / ".git" / "owed" / "ledger.jsonl").read_bytes() == before
+    assert git(mrepo, "rev-parse", "main") == main1
+
+
+def _slow(tmp_path, owed):
+    repo = make_repo(tmp_path / "slow", plan(inv_run="sleep 3; test ! -f bad.txt"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    return repo
+
+
+def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
+    repo = _slow(tmp_path, owed)
+    p = subprocess.Popen([sys.executable, "-m", "owed", "merge", "x"], cwd=repo, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)  # the merge is measuring inv:u on the merge tree (3 s)
+    (repo / "hotfix.txt").write_text("hotfix\n")
+    git(repo, "add", "hotfix.txt")
+    git(repo, "commit", "-q", "-m", "hotfix outside owed")
+    hotfix = git(repo, "rev-parse", "main")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and "trunk changed (CAS)" in err, (out, err)
+    assert git(repo, "rev-parse", "main") == hotfix
+    assert not [e for e in ledger(repo) if e["kind"] == "merge"]
+    status = owed("status").stdout
+    assert "trunk moved outside owed: main" in status and "by 1 commit" in status
+    r = owed("merge", "x")
+    assert r.returncode == 1 and "owed adopt" in r.stderr
+
+
+def test_sigterm_during_merge_leaves_trunk_and_ledger_unchanged(tmp_path, owed):
+    repo = _slow(tmp_path, owed)
+    before = (repo / ".git" / "owed" / "ledger.jsonl").read_bytes()
+    main0 = git(repo, "rev-parse", "main")
+    p = subprocess.Popen([sys.executable, "-m", "owed", "merge", "x"], cwd=repo, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 143, (out, err)
+    assert git(repo, "rev-parse", "main") == main0
+    assert (repo / ".git" / "owed" / "ledger.jsonl").read_bytes() == before
+    assert not list((repo / ".git" / "owed" / "locks").glob("merge"))
+    assert owed("merge", "x").returncode == 0  # nothing was left half done
