@@ -207,3 +207,27 @@ def test_run_whose_driver_died_is_reattached_after_restart(tmp_path):
     assert sum(1 for e in es if e["kind"] == "launch") == 1
     assert [e["kind"] for e in es if e["kind"] == "send"] == []
     assert any(e["kind"] == "merge" and e["node"] == "c" for e in es)
+
+
+def test_detach_status_stop_cycle_with_the_real_loop(tmp_path):
+    repo = make(tmp_path, review=False)
+    owed(repo, "init", "plan.yaml")
+    r = owed(repo, "drive", "--detach", "--stay")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("driver started: pid ") and "log.jsonl" in r.stdout
+    pid = int(r.stdout.split("pid ")[1].split(",")[0])
+    deadline = time.time() + 120
+    while time.time() < deadline:  # the detached driver works the plan, then waits (--stay)
+        if json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 3:
+            break
+        time.sleep(0.5)
+    st = owed(repo, "drive", "--status", "--json")
+    doc = json.loads(st.stdout)
+    assert str(pid) in json.dumps(doc)
+    assert "running" in owed(repo, "drive", "--status").stdout.lower()
+    r = owed(repo, "drive", "--stop")
+    assert r.returncode == 0 and "stop" in r.stdout
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    last = log_lines(repo)[-1]
+    assert last["event"] == "exit" and last["reason"] == "stopped"
+    assert json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 3
