@@ -2,7 +2,8 @@
 the packet the writer works from.
 
 Order: readiness (deps merged, no open slot, not held, not later) and write-scope overlap with open slots
-(refused naming the node unless --allow-overlap) → under the `dispatch` lock: branch name from the
+(refused naming the node unless --allow-overlap) → under the `dispatch` lock: both again (a dispatch
+that held the lock may have opened an overlapping slot meanwhile), branch name from the
 template (checked with check-ref-format), worktree `<root>/<node>-<attempt>`, `.owed/` (an inside root)
 added to the common info/exclude, the plan's `slot_setup`/`setup` run in the worktree (600 s; tracked
 changes refused; new untracked outputs excluded and verified ignored) → the `dispatch` entry with the
@@ -150,20 +151,24 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
     by = by or authority.actor(as_, "parent:cli")
     if by.partition(":")[0] not in ("parent", "owner"):
         raise Refused(f"{by} may not dispatch (parent or owner only)")
-    problem = readiness_problem(ctx, node_id)
-    if problem:
-        raise Refused(problem)
-    node = ctx.plan.node(node_id)
-    overlaps = overlapping(ctx, node)
-    if overlaps and not allow_overlap:
-        raise Refused(f"writes of {node_id} overlap the open slot of {', '.join(overlaps)}; "
-                      f"wait for it, or dispatch anyway with --allow-overlap")
-    repo, plan = ctx.repo, ctx.plan
-    with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
-        ctx = Context.load(cwd)
+
+    def ready(ctx: Context) -> tuple:
         problem = readiness_problem(ctx, node_id)
         if problem:
             raise Refused(problem)
+        node = ctx.plan.node(node_id)
+        overlaps = overlapping(ctx, node)
+        if overlaps and not allow_overlap:
+            raise Refused(f"writes of {node_id} overlap the open slot of {', '.join(overlaps)}; "
+                          f"wait for it, or dispatch anyway with --allow-overlap")
+        return node, overlaps
+
+    ready(ctx)  # refuse early, without waiting for the lock
+    with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
+        # Again under the lock: a dispatch that held it meanwhile may have opened an overlapping slot.
+        ctx = Context.load(cwd)
+        node, overlaps = ready(ctx)
+        repo, plan = ctx.repo, ctx.plan
         rec = ctx.state.nodes.get(node_id)
         attempt = (rec.attempts if rec else 0) + 1
         base = ctx.state.trunk_commit
