@@ -231,3 +231,37 @@ def test_detach_status_stop_cycle_with_the_real_loop(tmp_path):
     last = log_lines(repo)[-1]
     assert last["event"] == "exit" and last["reason"] == "stopped"
     assert json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 3
+
+
+def test_first_signal_finishes_in_flight_work_second_stops_at_once(tmp_path):
+    marker = f"owed-slowcheck-{uuid.uuid4().hex}"
+    script = {"c": {"writer": [{"files": {"c.txt": "c\n"}, "commit": "c", "submit": True}]}}
+    repo = make(tmp_path, script=script, review=False, only=("c",))
+    text = (repo / "plan.yaml").read_text()
+    (repo / "plan.yaml").write_text(text.replace("run: 'test -f c.txt", f"run: 'sleep 30; : {marker}; test -f c.txt"))
+    git(repo, "commit", "-qam", "slow check")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    p = subprocess.Popen([sys.executable, "-m", "owed", "drive", "--json"], cwd=repo, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        def check_running():
+            return any(marker in " ".join(q.info["cmdline"] or []) for q in psutil.process_iter(["cmdline"]))
+
+        deadline = time.time() + 60
+        while not check_running() and time.time() < deadline:
+            time.sleep(0.1)
+        assert check_running(), "the attest never started"
+        p.send_signal(signal.SIGTERM)
+        time.sleep(1.0)
+        assert p.poll() is None  # still finishing the measurement in flight
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, (out, err)
+    events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    assert events[-1]["event"] == "exit" and events[-1]["reason"] == "killed"
+    time.sleep(0.5)
+    assert not check_running()
+    assert not (repo / ".git" / "owed" / "drive.lock").exists()
