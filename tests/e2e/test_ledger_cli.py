@@ -133,3 +133,21 @@ def test_tamper_makes_verify_exit_3(owed, repo):
     r = owed("verify")
     assert r.returncode == 3 and "entry #0" in r.stderr
     assert json.loads(owed("verify", "--json").stdout)["code"] == "integrity"
+
+
+def test_verify_reports_and_rewrites_a_damaged_plan_cache(owed, repo):
+    assert owed("init", "plan.yaml").returncode == 0
+    owed("status")
+    caches = list((repo / ".git" / "owed" / "cache" / "plans").glob("*.json"))
+    assert len(caches) == 1
+    caches[0].write_text('{"owed": "0.1.0", "sha": "x", "plan": {"trunk": "elsewhere"}}')
+    doc = json.loads(owed("verify", "--json").stdout)
+    assert doc["cacheMismatch"] == [caches[0].stem]
+    assert json.loads(caches[0].read_text())["sha"] == caches[0].stem  # rewritten
+    assert "cacheMismatch" not in json.loads(owed("verify", "--json").stdout)
+    # A snapshot or cache of another owed version is ignored silently; deleting them is always safe.
+    import shutil
+
+    shutil.rmtree(repo / ".git" / "owed" / "cache")
+    shutil.rmtree(repo / ".git" / "owed" / "snapshot", ignore_errors=True)
+    assert owed("status").returncode == 0
