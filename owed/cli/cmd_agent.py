@@ -1,0 +1,20 @@
+"""`owed agent …`: agents that ship with owed. `owed agent script <file>` runs the built-in scripted agent
+(driver/scripted.py) as a drive agent command, e.g. `drive.agents.demo.command: owed agent script demo.yaml`."""
+
+from __future__ import annotations
+
+import typer
+
+from owed.cli.app import app
+
+agent_app = typer.Typer(name="agent", help="Agents that ship with owed.", no_args_is_help=True,
+                        rich_markup_mode=None)
+app.add_typer(agent_app, name="agent")
+
+
+@agent_app.command("script")
+def script(file: str = typer.Argument(..., metavar="SCRIPT", help="YAML or JSON: node → role → steps.")) -> int:
+    """Run the scripted agent: follow the script's step for $OWED_NODE, $OWED_ROLE and this generation."""
+    from driver.scripted import main
+
+    return main([file])
