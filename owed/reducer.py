@@ -21,6 +21,7 @@ from owed.errors import Refused
 from owed.folds import drive as D
 from owed.folds import judgments as J
 from owed.folds import slots as S
+from owed.folds.evidence import fold_evidence
 from owed.state import PlanRef, State
 
 
@@ -111,6 +112,7 @@ _FOLDS = {
     "launch": D.fold_launch,
     "send": D.fold_send,
     "halt": D.fold_halt,
+    "evidence": fold_evidence,
 }
 
 

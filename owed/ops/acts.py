@@ -1,0 +1,158 @@
+"""Shared pieces of the judging and easing acts (owed/ops/review.py, owner_acts.py, slot_acts.py).
+
+Map:
+- `Done`: what an act hands the CLI — the entries it appended, the text lines, the JSON document.
+- `candidate_arg(text)`: `--candidate` parsed: 40 hex or a prefix of at least 7 (case-insensitive),
+  lowercased; anything else is a usage error.
+- `check_named(state, node, given)` / `check_shown(state, node, shown)`: run INSIDE the `make(state)` given
+  to `ledger.append`, so the act binds to the candidate under the ledger lock: the commit the caller named,
+  and (under OWED_CONFIRM=owner) the candidate the owner confirmed.
+- `open_candidate(state, node)`: the open slot and its candidate, or a refusal naming the next step.
+- `known_node(plan, node)`, `required_text(value, what)`.
+- `parent_or_owner(as_, i_am_owner, kind, summary)`: the principal of an act of the parent (default
+  `parent:cli`) that the owner may also record (delegated through `owed.ops.authority.owner`).
+- `writer_tree_rail(state, node, cwd)`: inside a subagent call, a review or evidence run from the node's own
+  open slot worktree is refused.
+- `who(by, channel)`, `short(commit)`: how acts name a principal and a commit in their confirmation line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from owed import principals as P
+from owed.errors import Refused, UsageError
+from owed.ops import authority
+
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+
+
+@dataclass
+class Done:
+    entries: list
+    lines: list[str] = field(default_factory=list)
+    doc: dict = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def short(commit: str) -> str:
+    return commit[:12]
+
+
+def who(by: str, channel: str | None) -> str:
+    return f"{by} ({channel})" if channel else by
+
+
+def required_text(value: str | None, what: str) -> str:
+    if value is None or not value.strip():
+        raise UsageError(what)
+    return value
+
+
+def candidate_arg(text: str | None) -> str | None:
+    """`--candidate`: None when absent; a lowercased 7..40 hex prefix; otherwise a usage error."""
+    if text is None:
+        return None
+    if not _HEX.match(text):
+        raise UsageError(f"--candidate must be a commit (40 hex) or a prefix of at least 7 hex: {text}")
+    return text.lower()
+
+
+def check_named(state, node_id: str, given: str | None) -> None:
+    """Under the lock: the open candidate must be the commit the caller named."""
+    if given is None:
+        return
+    slot = state.open_slot(node_id)
+    cand = slot.cand if slot else None
+    if cand is None:
+        raise Refused(f"candidate changed: you named {given}, node {node_id} has no open candidate; nothing recorded")
+    if not cand.commit.startswith(given):
+        raise Refused(f"candidate changed: you named {given}, the open candidate is #{cand.seq} {short(cand.commit)}; "
+                      "nothing recorded")
+
+
+def check_shown(state, node_id: str, shown: tuple[int, str] | None) -> None:
+    """Under the lock: the open candidate must be the one an owner confirmation showed."""
+    if shown is None:
+        return
+    slot = state.open_slot(node_id)
+    cand = slot.cand if slot else None
+    if cand is None or (cand.seq, cand.commit) != shown:
+        raise Refused("candidate changed since confirmation; nothing recorded")
+
+
+def known_node(plan, node_id: str):
+    node = plan.node(node_id)
+    if node is None:
+        raise Refused(f"unknown node {node_id!r} (not in the current plan)")
+    return node
+
+
+def open_candidate(state, node_id: str):
+    """(slot, candidate) of the node, or Refused with the next step."""
+    slot = state.open_slot(node_id)
+    if slot is None:
+        rec = state.nodes.get(node_id)
+        if rec is not None and rec.merged is not None:
+            raise Refused(f"{node_id} is already merged (#{rec.merged}); it has no open candidate")
+        raise Refused(f"{node_id} has no open candidate (next: owed dispatch {node_id})")
+    if slot.cand is None:
+        raise Refused(f"{node_id} has no open candidate: its writer has not submitted (next: owed submit {node_id} "
+                      f"in {slot.worktree})")
+    return slot, slot.cand
+
+
+def candidate_summary(state, node_id: str, head: str) -> str:
+    """The line an owner confirmation shows (and pins) for a candidate act."""
+    slot = state.open_slot(node_id)
+    if slot is None or slot.cand is None:
+        return f"{head}: no open candidate"
+    c = slot.cand
+    return f"{head}: candidate {c.commit} (submit #{c.seq}), base {c.base}"
+
+
+def shown_if_confirmed(state, node_id: str, channel: str | None) -> tuple[int, str] | None:
+    if channel != "tty":
+        return None
+    slot = state.open_slot(node_id)
+    if slot is None or slot.cand is None:
+        return None
+    return slot.cand.seq, slot.cand.commit
+
+
+def is_owner(as_: str | None, i_am_owner: bool) -> bool:
+    return (as_ is None and i_am_owner) or (as_ is not None and P.role_of(as_) == "owner")
+
+
+def parent_or_owner(as_: str | None, i_am_owner: bool, kind: str, summary: str) -> tuple[str, str | None]:
+    """(principal, channel) of an act the parent records and the owner may record too."""
+    if is_owner(as_, i_am_owner):
+        return authority.owner(as_, i_am_owner, summary)
+    by = authority.actor(as_, "parent:cli")
+    if P.role_of(by) != "parent":
+        raise Refused(f"{by} may not record {kind} (parent or owner only)")
+    return by, None
+
+
+def _inside(path: Path, tree: Path) -> bool:
+    return path == tree or tree in path.parents
+
+
+def writer_tree_rail(state, node_id: str, cwd: str) -> None:
+    """Inside a subagent call, refuse a review or evidence recorded from the node's own slot worktree."""
+    if not (os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC")):
+        return
+    slot = state.open_slot(node_id)
+    if slot is None:
+        return
+    tree = Path(slot.worktree).resolve()
+    for d in {cwd, os.getcwd()}:
+        if _inside(Path(d).resolve(), tree):
+            raise Refused("a writer worktree cannot record a review or evidence for its own node; run it from the "
+                          "repository root or another directory")

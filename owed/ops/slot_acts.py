@@ -1,0 +1,216 @@
+"""The parent's acts on rulings and slots: `owed rule`, `owed answer`, `owed resume`, `owed abandon`,
+`owed rebase`. The parent records them (default `parent:cli`); the owner may too (delegated).
+
+- rule: a ruling naming nodes (or `*`). Every candidate in scope then owes the `rulings` acknowledgment
+  (reviewers record `--ack-rulings <seq>`); a ruling naming a node marks its open needs-parent blocks
+  ruled (a `*` ruling does not). `--writer` asks the writer to act; `--prospective` binds only attempts
+  dispatched later (the two cannot be combined).
+- answer: a ruling naming the node that answers its writer: text `Answer to <writer>: <text>`, `writer:
+  false`, and `answer` = the seq of the dispatch whose writer is answered (questions are not ledger entries
+  yet; delivery to a running writer comes with `owed drive`). Record only.
+- resume: on a held node, releases the hold (`release: "hold"`); on an open slot, a fresh start, an
+  explicit wait `--after a,b` (until they merge) or `--expect report`.
+- abandon: closes the open slot; `--hold` appends the hold in the same locked append, so dispatch refuses
+  until `owed resume`.
+- rebase: moves the open slot's base to the ledger trunk (the parent, the owner, or the slot's writer inside
+  its worktree) and invalidates the candidate; prints the `git rebase --onto` to run and the range-diff
+  hint. Refused while the ledger trunk has not moved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from owed import entries as E
+from owed import principals as P
+from owed.acceptance import items
+from owed.errors import Refused, UsageError
+from owed.ops.acts import Done, is_owner, known_node, parent_or_owner, short, who
+from owed.ops.context import Context
+
+
+def parse_nodes(text: str) -> tuple[str, ...]:
+    """`--nodes a,b` or `*`."""
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names):
+        raise UsageError(f"--nodes takes node ids separated by commas, or *: {text!r}")
+    if "*" in names and len(names) > 1:
+        raise UsageError("--nodes * names every node; do not combine it with ids")
+    return tuple(dict.fromkeys(names))
+
+
+def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, prospective: bool = False,
+         as_: str | None = None, i_am_owner: bool = False) -> Done:
+    if writer and prospective:
+        raise UsageError("--prospective cannot be combined with --writer")
+    by, channel = parent_or_owner(as_, i_am_owner, "rule", f"Rule for {', '.join(nodes)}: {text}")
+    ctx = Context.load(cwd)
+    for n in nodes:
+        if n != "*":
+            known_node(ctx.plan, n)
+
+    def make(state):
+        return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, text=text, nodes=nodes, writer=writer,
+                       prospective=prospective)]
+
+    state, written = ctx.ledger.append(make)
+    e = written[0]
+    plan = ctx.ledger.plan(state.plan.sha)
+    scope = "every node" if nodes == ("*",) else ", ".join(nodes)
+    lines = [f"Recorded rule #{e.seq} for {scope} by {who(by, channel)}"
+             + (" (prospective: binds attempts dispatched from now on)" if prospective else "")
+             + (" (writer action requested)" if writer else "") + f": {text}"]
+    ruled = [(n, b.seq) for n, rec in state.nodes.items() for b in rec.blocks if b.ruled == e.seq]
+    for n, s in ruled:
+        lines.append(f"Ruled: needs-parent block #{s} of {n}; the reviewer re-reviews with the ruling")
+    owing = []
+    for n, rec in sorted(state.nodes.items()):
+        slot = state.open_slot(n)
+        if slot is None or slot.cand is None:
+            continue
+        its = {i.obligation: i for i in items(state, plan, n)}
+        if "rulings" in its and its["rulings"].mark == "D":
+            owing.append(n)
+            lines.append(f"{n} owes the rulings acknowledgment: owed review {n} --ok --ack-rulings {e.seq} "
+                         f"--candidate {short(slot.cand.commit)} --note \"...\"")
+    doc = {"entry": E.to_dict(e), "ruled": [{"node": n, "block": s} for n, s in ruled], "acknowledge": owing}
+    return Done(entries=written, lines=lines, doc=doc)
+
+
+def answer(cwd: str, node_id: str, text: str, *, as_: str | None = None, i_am_owner: bool = False) -> Done:
+    by, channel = parent_or_owner(as_, i_am_owner, "answer", f"Answer to the writer of {node_id}: {text}")
+    ctx = Context.load(cwd)
+    known_node(ctx.plan, node_id)
+
+    def make(state):
+        slot = state.open_slot(node_id)
+        if slot is None:
+            raise Refused(f"{node_id} has no open slot: there is no writer to answer "
+                          f"(owed rule --nodes {node_id} \"...\" records a ruling)")
+        writer = P.writer_for(node_id, slot.attempt)
+        return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, text=f"Answer to {writer}: {text}",
+                       nodes=(node_id,), writer=False, answer=slot.seq)]
+
+    state, written = ctx.ledger.append(make)
+    e = written[0]
+    slot = state.open_slot(node_id)
+    writer = P.writer_for(node_id, slot.attempt)
+    lines = [f"Recorded answer #{e.seq} to {writer} (a ruling naming {node_id}, answering dispatch #{e.answer}) by "
+             f"{who(by, channel)}: {text}",
+             f"Delivery to a running writer comes with owed drive; reviewers acknowledge it with --ack-rulings {e.seq}"]
+    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": writer})
+
+
+def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), expect: str | None = None,
+           as_: str | None = None, i_am_owner: bool = False) -> Done:
+    if expect not in (None, "report"):
+        raise UsageError(f"--expect takes only report, not {expect!r}")
+    by, channel = parent_or_owner(as_, i_am_owner, "resume", f"Resume {node_id}: {note}")
+    ctx = Context.load(cwd)
+    known_node(ctx.plan, node_id)
+    for a in after:
+        known_node(ctx.plan, a)
+        if a == node_id:
+            raise Refused(f"{node_id} cannot wait for itself (--after {a})")
+
+    def make(state):
+        rec = state.nodes.get(node_id)
+        base = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
+        if state.open_slot(node_id) is None:
+            if rec is None or rec.held is None:
+                raise Refused(f"{node_id} has no open slot to resume and is not held (next: owed dispatch {node_id})")
+            if after or expect:
+                raise Refused(f"{node_id} is held: a hold release takes neither --after nor --expect; "
+                              f"release it (owed resume {node_id} --note ...), dispatch, then resume with them")
+            return [E.Resume(**base, release="hold")]
+        return [E.Resume(**base, after=after, expect=expect)]
+
+    state, written = ctx.ledger.append(make)
+    e = written[0]
+    head = f"Recorded resume #{e.seq} of {node_id} by {who(by, channel)}"
+    if e.release == "hold":
+        lines = [f"{head}: released the hold; next: owed dispatch {node_id}"]
+    elif after:
+        lines = [f"{head}: waits for {', '.join(after)} to merge (resume #{e.seq}): {note}"]
+    elif expect:
+        lines = [f"{head}: the writer reports its findings and stops instead of submitting: {note}"]
+    else:
+        lines = [f"{head}: go on: {note}"]
+    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e)})
+
+
+def abandon(cwd: str, node_id: str, *, note: str, hold: bool = False, as_: str | None = None,
+            i_am_owner: bool = False) -> Done:
+    what = f"Abandon {node_id}{' and hold it' if hold else ''}: {note}"
+    by, channel = parent_or_owner(as_, i_am_owner, "abandon", what)
+    ctx = Context.load(cwd)
+    known_node(ctx.plan, node_id)
+
+    def make(state):
+        slot = state.open_slot(node_id)
+        if slot is None:
+            raise Refused(f"{node_id} has no open slot to abandon")
+        out = [E.Abandon(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, attempt=slot.attempt,
+                         reason=note)]
+        if hold:
+            out.append(E.Hold(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, reason=note))
+        return out
+
+    state, written = ctx.ledger.append(make)
+    a = written[0]
+    lines = [f"Recorded abandon #{a.seq} of {node_id} attempt {a.attempt} by {who(by, channel)}: {note}"]
+    if hold:
+        lines.append(f"Hold #{written[1].seq}: owed dispatch {node_id} is refused until owed resume {node_id} "
+                     "--note \"...\" releases it")
+    else:
+        lines.append(f"Next: owed dispatch {node_id} opens attempt {a.attempt + 1} when ready")
+    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(a), "entries": [E.to_dict(x) for x in written]})
+
+
+def _rebaser(ctx: Context, node_id: str, slot, as_: str | None, i_am_owner: bool) -> tuple[str, str | None]:
+    writer = P.writer_for(node_id, slot.attempt)
+    inside = Path(ctx.repo.toplevel).resolve() == Path(slot.worktree).resolve()
+    if as_ == writer or (as_ is None and not i_am_owner and inside):
+        if not inside:
+            raise Refused(f"the writer rebases from inside its worktree {slot.worktree}")
+        return writer, None
+    if as_ is not None and not is_owner(as_, i_am_owner) and P.role_of(as_) == "writer":
+        raise Refused(f"{as_} may not rebase {node_id} (parent, owner or the slot's writer {writer})")
+    return parent_or_owner(as_, i_am_owner, "rebase", f"Rebase {node_id} onto the ledger trunk")
+
+
+def rebase(cwd: str, node_id: str, *, as_: str | None = None, i_am_owner: bool = False) -> Done:
+    ctx = Context.load(cwd)
+    known_node(ctx.plan, node_id)
+    slot = ctx.state.open_slot(node_id)
+    if slot is None:
+        raise Refused(f"{node_id} has no open slot to rebase (next: owed dispatch {node_id})")
+    by, channel = _rebaser(ctx, node_id, slot, as_, i_am_owner)
+
+    def make(state):
+        s = state.open_slot(node_id)
+        if s is None or s.attempt != slot.attempt:
+            raise Refused(f"the slot of {node_id} changed; nothing recorded")
+        if state.trunk_commit == s.base:
+            raise Refused(f"trunk has not moved: the slot base of {node_id} is the ledger trunk "
+                          f"{short(s.base)}; nothing to rebase")
+        return [E.Rebase(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, attempt=s.attempt,
+                         base=state.trunk_commit, from_=s.base)]
+
+    state, written = ctx.ledger.append(make)
+    e = written[0]
+    s = state.open_slot(node_id)
+    prev = s.prev_cand
+    lines = [f"Recorded rebase #{e.seq} of {node_id} attempt {e.attempt} by {who(by, channel)}: slot base "
+             f"{short(e.from_)} → {short(e.base)}; the open candidate is invalidated; blocks still bind the node",
+             f"In the worktree {s.worktree} run: git rebase --onto {e.base} {e.from_}",
+             f"Resolve conflicts only, commit, then run: owed submit {node_id} (the commit must descend from "
+             f"{short(e.base)})"]
+    doc = {"entry": E.to_dict(e), "worktree": s.worktree, "command": f"git rebase --onto {e.base} {e.from_}"}
+    if prev is not None:
+        hint = f"git range-diff {prev.base}..{prev.commit} {e.base}..HEAD"
+        lines.append(f"Previously reviewed patch: {prev.base}..{prev.commit} (submit #{prev.seq})")
+        lines.append(f"Re-review hint (in the worktree, after the rebase): {hint}")
+        doc["previous"] = {"base": prev.base, "commit": prev.commit, "submit": prev.seq}
+        doc["rangeDiff"] = hint
+    return Done(entries=written, lines=lines, doc=doc)
