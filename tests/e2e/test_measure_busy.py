@@ -1,0 +1,141 @@
+"""One attest per node at a time; an interrupted attest kills its check and records nothing; an
+observation whose item changed while it was measured is not recorded."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.conftest import git
+from tests.e2e.conftest import marked, plan_text, survivors, wait_for
+
+
+def start_attest(f, node: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "owed", "attest", node], cwd=f.repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(p: subprocess.Popen, timeout: float = 30) -> tuple[str, str]:
+    try:
+        return p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_busy_while_measuring_and_signals_record_nothing(flow, mark):
+    f = flow(plan_text(
+        f"""\
+        closure: [plan.yaml]
+        nodes:
+          - id: slow
+            writes: [delay]
+            checks:
+              - id: sleeps
+                run: 'echo begin; sleep "$(cat delay)".{mark}; echo end'
+                timeout_s: 60
+          - id: quick
+            writes: [q.txt]
+            checks:
+              - id: fast
+                run: 'true'
+                timeout_s: 10
+        """
+    ))
+    running = lambda: marked(f".{mark}")  # noqa: E731 - the check's shell and its sleep
+    f.dispatch("slow")
+    f.deliver("slow", {"delay": "30"})
+    f.dispatch("quick")
+    f.deliver("quick", {"q.txt": "q\n"})
+    locks = f.repo / ".git" / "owed" / "locks"
+
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        p = start_attest(f, "slow")
+        try:
+            wait_for(running, what="the check to run")
+            if sig == signal.SIGTERM:
+                t0 = time.monotonic()
+                r = f.attest("slow", expect=75)
+                assert time.monotonic() - t0 < 10  # refused at once, not after the running check
+                assert f"Busy: attest of slow is already running (pid {p.pid} on " in r.stderr, r.stderr
+                assert "its observations will appear in owed why slow" in r.stderr
+                f.attest("quick", expect=0)  # the lock is per node: another node attests meanwhile
+            before = f.ledger_bytes()
+            p.send_signal(sig)
+        finally:
+            out, err = finish(p, 20)
+        assert p.returncode == code, out + err
+        assert "interrupted; nothing recorded" in err
+        assert survivors(f".{mark}") == [], "the check outlived its interrupted attest"
+        assert f.ledger_bytes() == before
+        assert not [d for d in locks.iterdir() if d.name.startswith("attest-")], "the attest lock was left behind"
+        trees = [ln for ln in git(f.repo, "worktree", "list", "--porcelain").splitlines() if ln.startswith("worktree ")]
+        assert len(trees) == 3, trees  # the main worktree and the slots: the measurement tree is gone
+
+    # An attest killed outright (SIGKILL) leaves its lock behind; the next attest breaks it (dead pid).
+    p = start_attest(f, "slow")
+    try:
+        wait_for(running, what="the check to run")
+        p.kill()
+    finally:
+        finish(p)
+    assert [d for d in locks.iterdir() if d.name.startswith("attest-")], "expected the killed attest's lock"
+    for orphan in marked(f".{mark}"):  # its check, which nobody killed: ours to end
+        with contextlib.suppress(psutil.NoSuchProcess):
+            orphan.kill()
+    for line in git(f.repo, "worktree", "list", "--porcelain").splitlines():  # and its measurement tree
+        if line.startswith("worktree ") and "/owed-m-" in line:
+            shutil.rmtree(Path(line.split(" ", 1)[1]).parent, ignore_errors=True)
+
+    # A new submit while the old candidate is measured: its observations are superseded, not recorded.
+    f.deliver("slow", {"delay": "2"})
+    p = start_attest(f, "slow")
+    try:
+        wait_for(running, what="the check to run")
+        f.deliver("slow", {"delay": "3"})
+        entries = len(f.ledger())
+    finally:
+        out, err = finish(p)
+    assert p.returncode == 4, out + err  # nothing failed; the new candidate's items are owed
+    assert "Superseded (not recorded; the item changed while it was measured): slow check:sleeps, slow writes" in out
+    assert len(f.ledger()) == entries and f.obs(subject="slow") == []
+
+
+def test_sigterm_while_the_measurement_tree_is_prepared_records_nothing(flow, mark):
+    f = flow(plan_text(
+        """\
+        closure: [plan.yaml]
+        nodes:
+          - id: big
+            writes: [data.dat]
+            checks:
+              - id: c
+                run: 'true'
+                timeout_s: 10
+        """
+    ), {".gitattributes": "*.dat filter=slow\n"})
+    f.dispatch("big")
+    f.deliver("big", {"data.dat": "x\n"})
+    # From now on checking out data.dat (the measurement tree) runs a slow smudge filter.
+    git(f.repo, "config", "filter.slow.smudge", f"sleep 30.{mark}; cat")
+    before = f.ledger_bytes()
+    p = start_attest(f, "big")
+    try:
+        wait_for(lambda: marked(f"30.{mark}"), what="the checkout of the measurement tree")
+        p.send_signal(signal.SIGTERM)
+    finally:
+        out, err = finish(p, 20)
+    assert p.returncode == 143, out + err
+    assert "interrupted; nothing recorded" in err
+    assert f.ledger_bytes() == before
+    assert survivors(f"30.{mark}") == []  # git runs in its own group, killed with its filter
+    trees = git(f.repo, "worktree", "list", "--porcelain").split("\n\n")
+    assert len(trees) == 2, trees  # the half-made measurement tree is not left registered
