@@ -160,8 +160,24 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
         item = Item(obligation=obligation, key=key, mark="E" if acked else "D",
                     status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
                     hint=None if acked else f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})")
-    else:  # evidence:<id>
-        item = Item(obligation=obligation, key=key, mark="D", status="missing", discharger="reviewer")
+    else:  # evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)
+        spec = next((ev for ev in node.evidence if ev.id == rest), None)
+        roles = ("owner", spec.by) if spec else ("owner",)
+        by = [ev.by for ev in rec.evidence if ev.id == rest and ev.key == key and ev.files
+              and ev.by.partition(":")[0] in roles and not recused(rec, ev.by)]
+        if by and not mine:
+            item = Item(obligation=obligation, key=key, mark="E", status="manual", reviewers=by)
+        else:
+            who = "owner" if spec and spec.by == "owner" else (spec.by if spec else "reviewer")
+            item = Item(obligation=obligation, key=key, mark="D", status="missing", discharger=who, blocks=ids)
+    if item.mark == "E" and kind in EXECUTED:
+        # The owner accepted the risk of this obligation's failures for this very key: the receipt rests
+        # on that waiver, not on the measurement alone, so it stays visible as W.
+        w = next((w for w in reversed(rec.waivers) if w.obligation == obligation and w.key == key and w.accept_risk),
+                 None)
+        if w is not None:
+            return Item(obligation=obligation, key=key, mark="W", status="waived", waiver=w.seq, obs=item.obs,
+                        blocks=ids)
     if item.mark == "D":
         w = _waiver(rec, obligation, key, mine)
         if w is not None:

@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -158,6 +158,17 @@ class DeferRec(_S):
     used: int | None = None  # merge seq that consumed it
 
 
+class EvidenceRec(_S):
+    seq: int
+    by: str
+    id: str
+    note: str
+    key: str | None = None  # on a candidate: the item's key; None for a receipt after a merge
+    attempt: int | None = None
+    merge: int | None = None
+    files: list[list] = []  # [path, sha256, bytes]
+
+
 class RuleRec(_S):
     seq: int
     by: str
@@ -195,6 +206,7 @@ class NodeRec(_S):
     reviews: list[ReviewRec] = []
     waivers: list[WaiverRec] = []
     defers: list[DeferRec] = []
+    evidence: list[EvidenceRec] = []
     halts: int = 0
     halt: int | None = None  # seq of the active driver halt
     halt_reason: str | None = None

@@ -8,8 +8,8 @@
 - evidence on the candidate names the open attempt, a declared `evidence:<id>` of the node and the
   candidate's key for it, comes from the declared `by` role or the owner, and hashes at least one file.
 
-State: nothing is folded yet — State has no place for evidence records, so `evidence:<id>` items stay D in
-owed/acceptance.py until a field (NodeRec.evidence) and its acceptance branch exist.
+State: every accepted entry is kept in `NodeRec.evidence`; owed/acceptance.py counts candidate evidence on
+the current key, and views list receipts.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import recused
 from owed.folds.slots import refuse
-from owed.state import State
+from owed.state import EvidenceRec, State
 
 ROLES = ("owner", "parent", "reviewer")
 
@@ -40,6 +40,7 @@ def fold_evidence(state: State, e: E.Evidence, plan) -> None:
             raise refuse(e, "a receipt cites a merge, not a candidate (no attempt or key)")
         if rec is None or rec.merged is None or rec.merged != e.merge:
             raise refuse(e, f"a receipt cites the latest merge of {e.node}")
+        _keep(rec, e)
         return
     slot = state.open_slot(e.node)
     if slot is None or slot.cand is None or slot.attempt != e.attempt:
@@ -53,3 +54,9 @@ def fold_evidence(state: State, e: E.Evidence, plan) -> None:
         raise refuse(e, "evidence on a candidate hashes at least one file")
     if slot.cand.keys.get(f"evidence:{e.id}") != e.key:
         raise refuse(e, f"evidence:{e.id} with this key is not an item of the open candidate")
+    _keep(state.node(e.node), e)
+
+
+def _keep(rec, e: E.Evidence) -> None:
+    rec.evidence.append(EvidenceRec(seq=e.seq, by=e.by, id=e.id, note=e.note, key=e.key, attempt=e.attempt,
+                                    merge=e.merge, files=[[f.path, f.sha256, f.bytes] for f in e.files]))

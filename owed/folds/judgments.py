@@ -122,8 +122,9 @@ def fold_review(state: State, e: E.Review, plan) -> None:
                                 note=e.note, needs=e.needs))
         return
     for b in rec.blocks:
+        owners = b.by.startswith("owner:") and e.by.startswith("owner:")  # the owner is one principal
         if b.kind == "judgment" and b.cleared is None and b.obligation == e.obligation and (
-            (b.by == e.by and e.rank >= b.rank) or e.rank > b.rank
+            (b.by == e.by and e.rank >= b.rank) or e.rank > b.rank or owners
         ):
             b.cleared, b.cleared_how = e.seq, f"cleared by {e.by} (rank {e.rank})"
 
@@ -184,6 +185,9 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
         for b in rec.blocks if rec else ():
             if b.needs == "parent" and b.cleared is None and b.ruled is None:
                 b.ruled = e.seq
+        # A ruling that asks the writer to act invalidates the named node's candidate: it submits again.
+        if e.writer and n != "*" and rec is not None and rec.slot is not None and rec.slot.open:
+            rec.slot.cand = None
 
 
 def merge_problems(state: State, plan, e: E.Merge) -> list[str]:

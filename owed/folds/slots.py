@@ -113,7 +113,9 @@ def fold_hold(state: State, e: E.Hold, plan) -> None:
         raise refuse(e, f"{e.node} is already merged")
     if state.open_slot(e.node) is not None:
         raise refuse(e, f"{e.node} has an open slot: abandon it with --hold")
-    rec.held = e.seq
+    # `abandon --hold` appends the abandon and the hold together: name the abandon, which carries the note.
+    slot = rec.slot
+    rec.held = slot.closed if slot is not None and slot.closed == e.seq - 1 else e.seq
 
 
 def fold_resume(state: State, e: E.Resume, plan) -> None:

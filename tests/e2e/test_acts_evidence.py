@@ -83,8 +83,6 @@ def test_evidence_hashes_every_file_and_only_the_declared_role_or_the_owner_reco
     rel.ok("verify")
 
 
-@pytest.mark.xfail(strict=True, reason="owed/acceptance.py marks evidence:<id> D unconditionally and State keeps no "
-                                       "evidence records (owed/folds/evidence.py validates only)")
 def test_evidence_by_the_declared_role_discharges_the_item(rel):
     rel.ok("evidence", "release", "ui", "--file", "plan.yaml", "--note", "looked", "--as", "reviewer:r1")
     assert rel.item("release", "evidence:ui")["mark"] == "E"
@@ -110,8 +108,6 @@ def test_approve_is_the_owners_rank_3_review_and_an_owner_block_waits_for_an_app
     assert rel.why("release")["blocks"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="owed/folds/judgments.py fold_review: an owner block (rank 3) is cleared only "
-                                       "by the same owner principal; the spec says a later owner approval clears it")
 def test_an_owner_block_is_cleared_by_any_owner_approval(rel):
     rel.ok("approve", "release", "--block", "--note", "wait")
     rel.ok("approve", "release", "--as", "owner:pi", "--note", "now")

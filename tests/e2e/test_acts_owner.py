@@ -78,9 +78,6 @@ def test_a_flaky_block_needs_the_owner_and_a_waiver_accepting_its_risk_clears_it
     assert f.why("greeting")["accepted"]
 
 
-@pytest.mark.xfail(strict=True, reason="owed/acceptance.py: a waiver that accepts the risk of a flaky block on an "
-                                       "OLD key clears the block, and the item then shows the current key's pass "
-                                       "(✔ E): the waiver is invisible in why (the brief expects ⚠ W)")
 def test_a_risk_accepting_waiver_of_a_flaky_block_shows_as_w_in_why(tmp_path):
     f, block = flaky_on_old_content(tmp_path)
     f.ok("waive", "greeting", "check:flaky", "--accept-risk", str(block), "--reason", "flag-file flake")
