@@ -6,7 +6,8 @@ that old content, passing marks it flaky for the owner), then every executed ite
 (check:<id>, red:<id>, writes) whose key has no pass/fail evidence yet (all of them with --rerun).
 
 Only one attest per node runs at once (`locks/attest-<sha16(node)>`: a second one is refused at once,
-`Busy: attest of <node> is already running …`, exit 75). Observations are appended at the end under the
+`Busy: attest of <node> is already running …`, exit 75; a holder on another host is waited for first,
+60 s or OWED_LOCK_TIMEOUT). Observations are appended at the end under the
 ledger lock, each only while its item is still current (otherwise reported as superseded). SIGINT/SIGTERM
 kill the running group and record nothing (exit 130/143).
 
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from owed import entries as E
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Interrupted, Refused
 from owed.keys import split
-from owed.ledger.lock import DirLock, read_owner
+from owed.ledger.lock import HOST, DirLock, read_owner
 from owed.measure.run import Job, Measured, measure, measure_writes
 from owed.ops.context import Context
 
@@ -40,9 +41,30 @@ class AttestResult:
     open_items: list = field(default_factory=list)
 
 
-def node_lock(ledger, node_id: str) -> DirLock:
+def node_lock(ledger, node_id: str, timeout_s: float | None = 0) -> DirLock:
     h16 = hashlib.sha256(node_id.encode()).hexdigest()[:16]
-    return DirLock(ledger.root / "locks" / f"attest-{h16}", timeout_s=0, what=f"attest of {node_id}")
+    return DirLock(ledger.root / "locks" / f"attest-{h16}", timeout_s=timeout_s, what=f"attest of {node_id}")
+
+
+def acquire_node_lock(ledger, node_id: str) -> DirLock:
+    """The node's attest lock: busy at once while a local attest holds it; a holder on another host
+    (whose liveness owed cannot see) gets the ordinary lock wait (60 s, OWED_LOCK_TIMEOUT) first."""
+    lock = node_lock(ledger, node_id)
+    try:
+        lock.acquire()
+        return lock
+    except Busy:
+        owner = read_owner(lock.path) or {}
+    if owner.get("host") not in (None, HOST):
+        lock = node_lock(ledger, node_id, timeout_s=None)
+        try:
+            lock.acquire()
+            return lock
+        except Busy:
+            owner = read_owner(lock.path) or owner
+    raise Busy(f"Busy: attest of {node_id} is already running (pid {owner.get('pid', '?')} on "
+               f"{owner.get('host', '?')} since {owner.get('ts', '?')}); its observations will appear in "
+               f"owed why {node_id}")
 
 
 def _check(node, obligation: str):
@@ -161,14 +183,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
     if slot is None or slot.cand is None:
         hint = f"owed submit {node_id}" if slot else f"owed dispatch {node_id}"
         raise Refused(f"{node_id} has no open candidate to attest (next: {hint})")
-    lock = node_lock(ctx.ledger, node_id)
-    try:
-        lock.acquire()
-    except Busy:
-        owner = read_owner(lock.path) or {}
-        raise Busy(f"Busy: attest of {node_id} is already running (pid {owner.get('pid', '?')} on "
-                   f"{owner.get('host', '?')} since {owner.get('ts', '?')}); its observations will appear in "
-                   f"owed why {node_id}") from None
+    lock = acquire_node_lock(ctx.ledger, node_id)
     try:
         ctx.reload()
         slot = ctx.state.open_slot(node_id)

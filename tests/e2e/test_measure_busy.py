@@ -4,6 +4,8 @@ observation whose item changed while it was measured is not recorded."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import shutil
 import signal
 import subprocess
@@ -139,3 +141,33 @@ def test_sigterm_while_the_measurement_tree_is_prepared_records_nothing(flow, ma
     assert survivors(f"30.{mark}") == []  # git runs in its own group, killed with its filter
     trees = git(f.repo, "worktree", "list", "--porcelain").split("\n\n")
     assert len(trees) == 2, trees  # the half-made measurement tree is not left registered
+
+
+def test_an_attest_held_on_another_host_is_waited_for_then_busy(flow):
+    f = flow(plan_text(
+        """\
+        closure: [plan.yaml]
+        nodes:
+          - id: shared
+            writes: [s.txt]
+            checks:
+              - id: ok
+                run: 'true'
+                timeout_s: 10
+        """
+    ))
+    f.dispatch("shared")
+    f.deliver("shared", {"s.txt": "s\n"})
+    # Another host's attest of the node (its liveness cannot be seen from here, so it is never broken).
+    lock = f.repo / ".git" / "owed" / "locks" / f"attest-{hashlib.sha256(b'shared').hexdigest()[:16]}"
+    lock.mkdir(parents=True)
+    (lock / "owner.json").write_text(json.dumps({"pid": 1, "host": "elsewhere.invalid", "ts": "2026-01-01T00:00:00Z"}))
+
+    t0 = time.monotonic()
+    r = f.attest("shared", expect=75, env={"OWED_LOCK_TIMEOUT": "1.5"})
+    assert time.monotonic() - t0 >= 1.5  # waited for the lock, unlike a local holder
+    assert "Busy: attest of shared is already running (pid 1 on elsewhere.invalid since 2026-01-01T00:00:00Z)" in r.stderr
+    assert f.obs() == []
+
+    shutil.rmtree(lock)  # the other host finished
+    f.attest("shared", expect=0)
