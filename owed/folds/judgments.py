@@ -175,6 +175,8 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
         raise refuse(e, "a ruling needs text")
     if not e.nodes:
         raise refuse(e, "a ruling names nodes (or *)")
+    if e.answer is not None and not 0 <= e.answer < e.seq:
+        raise refuse(e, "an answer names an earlier entry")
     for n in e.nodes:
         if n != "*" and plan.node(n) is None:
             raise refuse(e, f"unknown node {n!r}")

@@ -136,6 +136,8 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
     for a in e.after:
         if plan.node(a) is None:
             raise refuse(e, f"--after names unknown node {a!r}")
+        if a == e.node:
+            raise refuse(e, f"{e.node} cannot wait for itself")
     if e.expect not in (None, "report"):
         raise refuse(e, f"--expect takes only 'report', not {e.expect!r}")
     rec.after, rec.expect = list(e.after), e.expect

@@ -33,7 +33,10 @@ def clear_hint(b, node_id: str, cand12: str | None) -> str:
                 f"fails again there")
     if b.needs == "parent" and b.ruled is None:
         return f"needs a parent ruling: owed rule --nodes {node_id} \"<decision>\", then the reviewer re-reviews"
-    return (f"cleared by {b.by} again at rank >= {b.rank}, a reviewer at rank > {b.rank}, or the owner: "
+    if b.obligation == "approve":
+        return f"the owner approves a candidate: owed approve {node_id}{pin}"
+    ruled = f"ruled #{b.ruled}; " if b.ruled is not None else ""
+    return (f"{ruled}cleared by {b.by} again at rank >= {b.rank}, a reviewer at rank > {b.rank}, or the owner: "
             f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\"{pin}")
 
 
