@@ -102,6 +102,9 @@ def test_a_block_that_passes_on_its_attribution_rerun_is_flaky_for_the_owner(flo
     assert f"clear: flaky: the attribution rerun #{rerun['seq']} passed" in text
     assert not view["accepted"]
 
+    r = f.attest("greeting", expect=4)  # a flaky block is the owner's: no further reruns
+    assert "nothing to measure" in r.stdout and counter.read_text().strip() == "3"
+
 
 def test_a_check_runs_in_a_fresh_tree_and_fixing_its_definition_supersedes_the_block(flow):
     plan = greeting_plan("test -f build/app.out").replace("review: {count: 1, min_rank: 1}", "review: {count: 0}")

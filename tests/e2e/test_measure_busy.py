@@ -33,7 +33,8 @@ def finish(p: subprocess.Popen, timeout: float = 30) -> tuple[str, str]:
             p.wait()
 
 
-def test_busy_while_measuring_and_signals_record_nothing(flow, mark):
+def test_busy_while_measuring_and_signals_record_nothing(flow, mark, tmp_path):
+    hold = tmp_path / "hold"  # while it exists the check waits (after its sleep)
     f = flow(plan_text(
         f"""\
         closure: [plan.yaml]
@@ -42,7 +43,7 @@ def test_busy_while_measuring_and_signals_record_nothing(flow, mark):
             writes: [delay]
             checks:
               - id: sleeps
-                run: 'echo begin; sleep "$(cat delay)".{mark}; echo end'
+                run: 'echo begin; sleep "$(cat delay)".{mark}; while [ -e {hold} ]; do sleep 0.05; done; echo end'
                 timeout_s: 60
           - id: quick
             writes: [q.txt]
@@ -98,12 +99,14 @@ def test_busy_while_measuring_and_signals_record_nothing(flow, mark):
             shutil.rmtree(Path(line.split(" ", 1)[1]).parent, ignore_errors=True)
 
     # A new submit while the old candidate is measured: its observations are superseded, not recorded.
-    f.deliver("slow", {"delay": "2"})
+    f.deliver("slow", {"delay": "0"})
+    hold.touch()
     p = start_attest(f, "slow")
     try:
         wait_for(running, what="the check to run")
-        f.deliver("slow", {"delay": "3"})
+        f.deliver("slow", {"delay": "1"})
         entries = len(f.ledger())
+        hold.unlink()
     finally:
         out, err = finish(p)
     assert p.returncode == 4, out + err  # nothing failed; the new candidate's items are owed

@@ -80,10 +80,10 @@ def test_dispatch_refusals_and_rollback(flow, mark):
     assert git(f.repo, "branch", "--list", "owed/*") == "" and exclude.read_bytes() == exclude_before
 
     # apidocs' dispatch starts while api's holds the dispatch lock (its setup runs): once it has the
-    # lock it must see api's new slot.
-    p = slow_dispatch(f, "api", f"2.{mark}")
+    # lock it must see api's new slot (the setup's 3 s leave it time to pass the early check first).
+    p = slow_dispatch(f, "api", f"3.{mark}")
     try:
-        wait_for(lambda: marked(f"2.{mark}"), what="the setup to run")
+        wait_for(lambda: marked(f"3.{mark}"), what="the setup to run")
         r = f.dispatch("apidocs", expect=None)
     finally:
         out, err = finish(p)
