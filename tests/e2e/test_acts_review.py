@@ -87,7 +87,7 @@ def test_needs_parent_waits_for_a_ruling_naming_the_node_and_rulings_need_acknow
     r = g.ok("rule", "lower-case hello is right", "--nodes", "greeting")
     rule = g.entries()[-1]["seq"]
     assert f"Ruled: needs-parent block #{block} of greeting" in r.stdout
-    assert blocks(g)[block]["clear"].startswith("cleared by reviewer:r2 again at rank >= 1")
+    assert blocks(g)[block]["clear"].startswith(f"ruled #{rule}; cleared by reviewer:r2 again at rank >= 1")
 
     # The reviewer clears the block but acknowledges no ruling: recorded, with a warning; still not accepted.
     r = g.ok("review", "greeting", "--ok", "--as", "reviewer:r2", "--note", "ruling settles it")
