@@ -181,3 +181,25 @@ def test_setup_outputs_stay_out_of_the_candidate(flow):
     f.deliver("a", {"a.txt": "a\n"})  # the worktree counts as clean despite the setup outputs
     f.attest("a", expect=0)  # setup ran in the measurement tree too
     assert f.obs("check:built")[0]["verdict"] == "pass"
+
+
+def test_slot_setup_replaces_setup_in_slots_only(flow):
+    f = flow(plan_text(
+        """\
+        closure: [plan.yaml]
+        setup: 'echo measured > .from-setup'
+        slot_setup: 'echo slot > .from-slot-setup'
+        nodes:
+          - id: a
+            writes: [a.txt]
+            checks:
+              - id: tree
+                run: 'test -e .from-setup && test ! -e .from-slot-setup'
+                timeout_s: 10
+        """
+    ))
+    r = f.dispatch("a")
+    assert "Setup: ran `echo slot > .from-slot-setup` in this worktree (exit 0); excluded: /.from-slot-setup" in r.stdout
+    assert (f.wt("a") / ".from-slot-setup").exists() and not (f.wt("a") / ".from-setup").exists()
+    f.deliver("a", {"a.txt": "a\n"})
+    f.attest("a", expect=0)  # measurement trees run the plan's setup
