@@ -46,6 +46,8 @@ class Outcome:
 class Driver:
     def __init__(self, cwd: str, *, once: bool, json: bool, stay: bool, max_open: int | None, log=None):
         self.hard_stop = False
+        # Signals that arrived before the loop's own receiver was installed (main() records them).
+        self.early: list[int] = []
         from owed.ops.context import Context
 
         self.cwd = cwd
@@ -369,6 +371,7 @@ class Driver:
             tg.start_soon(self._signals, tg)
             try:
                 while True:
+                    self._early_stop()
                     done = await self.one_pass(tg)
                     if self.once:
                         return Outcome(0, "idle" if not done else "once")
@@ -398,7 +401,7 @@ class Driver:
         rewake = self.ctx.plan.drive_config.idle_rewake_min * 60 if idle else 5.0
         deadline = time.monotonic() + (rewake if rewake else 1e9)
         self.wake = anyio.Event()
-        while time.monotonic() < deadline and not self.stop_requested:
+        while time.monotonic() < deadline and not self._early_stop():
             with anyio.move_on_after(POLL_S):
                 await self.wake.wait()
             if self.wake.is_set() or self._head() != head:
@@ -409,10 +412,17 @@ class Driver:
     def _view_states(self):
         return {rid: (v.generation, v.state) for rid, v in self.pool.views().items()}
 
+    def _early_stop(self) -> bool:
+        if self.early and not self.stop_requested:
+            self.stop_requested = True
+            self.emit({"event": "stopping"}, "stopping: finishing the current action and measurements")
+        return self.stop_requested
+
     async def _signals(self, tg) -> None:
         import anyio
 
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+            self._early_stop()  # a signal may have come between main()'s handler and this receiver
             async for _ in sigs:
                 if self.stop_requested or self.once:
                     self.hard_stop = True
@@ -472,9 +482,9 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
                             f"driver started: pid {os.getpid()}")
                 result: list = []
 
+                driver.early = early
+
                 async def go():
-                    if early:
-                        driver.stop_requested = True
                     result.append(await driver.run())
 
                 anyio.run(go, backend="trio")
