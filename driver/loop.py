@@ -66,8 +66,11 @@ class Driver:
         self.printed: dict[str, str] = {}
         self.acted_total = 0
         # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
-        self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0}
+        self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0, "cpu_s": 0.0}
+        self._cpu0 = time.process_time()
         self._trunk_checked: tuple[float, str | None, str] = (-1e9, None, "")
+        self._open_rids: list[str] = []
+        self._pass_times: list[float] = []
 
     # --- output ------------------------------------------------------------------------------------
 
@@ -122,6 +125,9 @@ class Driver:
                 v = self.pool.view(rid)
                 out[rid] = RunFacts(generation=v.generation, state=v.state, ok=v.ok, exit_code=v.exit_code,
                                     timed_out=v.timed_out)
+        # Only runs of open slots matter between passes: reading every run ever started would make the
+        # wait grow with the history.
+        self._open_rids = list(out)
         return out
 
     def snapshot(self):
@@ -165,7 +171,8 @@ class Driver:
         if act.kind == "dispatch":
             from owed.ops.dispatch import dispatch
 
-            entry, packet = dispatch(self.root, act.node, allow_overlap=False, as_=None, by="parent:drive")
+            entry, packet = dispatch(self.root, act.node, allow_overlap=False, as_=None, by="parent:drive",
+                                     ctx=self.ctx)
             return f"attempt {entry.attempt} at {packet['worktree']}"
         if act.kind == "launch":
             name, agent, model = self._agent(plan, act.node, act.role)
@@ -306,6 +313,7 @@ class Driver:
 
         acts = decide(state, plan, runs, facts)
         spent = time.perf_counter() - t0
+        self._pass_times.append(spent)
         self.stats["passes"] += 1
         self.stats["pass_s"] += spent
         self.stats["busy_s"] += spent
@@ -351,10 +359,7 @@ class Driver:
         return done
 
     def _busy_runs(self) -> bool:
-        for v in self.pool.views().values():
-            if v.state in ("running", "starting"):
-                return True
-        return False
+        return any(self.pool.view(rid).state in ("running", "starting") for rid in self._open_rids)
 
     def _head(self) -> tuple[int, int]:
         try:
@@ -410,7 +415,7 @@ class Driver:
                 return
 
     def _view_states(self):
-        return {rid: (v.generation, v.state) for rid, v in self.pool.views().items()}
+        return {rid: (v.generation, v.state) for rid in self._open_rids for v in [self.pool.view(rid)]}
 
     def _early_stop(self) -> bool:
         if self.early and not self.stop_requested:
@@ -505,6 +510,11 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
             doc = {"event": "exit", "code": outcome.code, "reason": reason, "error": outcome.error}
             text = f"driver exit: {reason}" + (f" ({outcome.error})" if outcome.error else "")
             if driver is not None:
+                driver.stats["cpu_s"] = time.process_time() - driver._cpu0
+                pt = driver._pass_times
+                if len(pt) >= 40:  # the pass cost at the start and at the end of the run (ledger length)
+                    driver.stats["pass_first_s"] = sum(pt[:20]) / 20
+                    driver.stats["pass_last_s"] = sum(pt[-20:]) / 20
                 doc["stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in driver.stats.items()}
                 driver.emit(doc, text)
             elif log is not None:

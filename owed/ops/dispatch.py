@@ -144,10 +144,10 @@ def _reclaim(repo, branch: str, base: str, wt: Path) -> bool:
 
 
 def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
-             by: str | None = None) -> tuple[E.Dispatch, dict]:
+             by: str | None = None, ctx: Context | None = None) -> tuple[E.Dispatch, dict]:
     """Open a slot. `by` is for owed's own callers (the driver dispatches as parent:drive, which `--as`
     may not claim); the CLI passes `as_`."""
-    ctx = Context.load(cwd)
+    ctx = ctx or Context.load(cwd)  # the driver passes its own (its ledger folds only what is new)
     by = by or authority.actor(as_, "parent:cli")
     if by.partition(":")[0] not in ("parent", "owner"):
         raise Refused(f"{by} may not dispatch (parent or owner only)")
