@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,15 @@ class Cli:
 @pytest.fixture
 def owed(repo) -> Cli:
     return Cli(repo)
+
+
+def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
+    """Poll `predicate` every 50 ms until it returns something true; fail after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)

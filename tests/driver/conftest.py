@@ -3,6 +3,8 @@ finding processes by a unique marker in their command line."""
 
 from __future__ import annotations
 
+from tests.conftest import wait_for  # noqa: F401  (re-exported for the tests here)
+
 import shlex
 import sys
 import time
@@ -23,15 +25,6 @@ def pool(tmp_path):
     p.stop_all(now=True)
 
 
-def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def wait_state(pool: Pool, rid: str, *states: str, timeout: float = 15.0):

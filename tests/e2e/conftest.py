@@ -9,6 +9,8 @@ command line contains `text`, to prove that no process of a check outlives its m
 
 from __future__ import annotations
 
+from tests.conftest import wait_for  # noqa: F401  (re-exported for the tests here)
+
 import contextlib
 import json
 import subprocess
@@ -170,15 +172,6 @@ def marked(text: str) -> list[psutil.Process]:
     return out
 
 
-def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def survivors(text: str, timeout: float = 2.0) -> list[psutil.Process]:

@@ -6,25 +6,7 @@ import textwrap
 
 import pytest
 
-QUICKSTART = textwrap.dedent(
-    """\
-    version: 1
-    trunk: main
-    closure: [plan.yaml]
-    invariants: []
-    nodes:
-      - id: greeting
-        title: Add a greeting
-        brief: Create hello.txt containing exactly hello followed by a newline.
-        writes: [hello.txt]
-        checks:
-          - id: content
-            run: 'test "$(cat hello.txt)" = hello'
-            timeout_s: 10
-            reads: [hello.txt]
-        review: {count: 1, min_rank: 1}
-    """
-)
+from tests.conftest import QUICKSTART_PLAN as QUICKSTART  # noqa: E402  (the seed's quickstart plan)
 
 # Every supported key at least once, with non-default values where a default exists.
 FULL = textwrap.dedent(
