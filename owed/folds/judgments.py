@@ -192,6 +192,28 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
             rec.slot.cand = None
 
 
+def _complete(o: ObsRec | None) -> bool:
+    """A failure whose failing tests are all named (the names prove which tests fail)."""
+    return (o is not None and o.verdict == "fail" and bool(o.failed) and o.failed_n is not None
+            and o.failed_n == len(o.failed) and o.failed_n > 0)
+
+
+def known_red(merge_agg, trunk_agg):
+    """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
+    otherwise a text naming the new failures, or None when names cannot prove anything."""
+    if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict not in ("fail", "conflict"):
+        return None
+    m, t = merge_agg.last_fail, trunk_agg.last_fail
+    if not (_complete(m) and _complete(t)):
+        if m is not None and m.failed and len(m.failed) >= 50:
+            return "failed names truncated; cannot prove the failure is old"
+        return None
+    new = sorted(set(m.failed) - set(t.failed))
+    if not new:
+        return True
+    return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
+
+
 def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
     """Why this merge may not be recorded (empty when it may): the guard, on append and on replay."""
     out = []
@@ -223,7 +245,11 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
             continue
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
             continue
-        out.append(f"inv:{inv.id} new debt on the merge tree")
+        old = state.agg("trunk", f"inv:{inv.id}", state.trunk_keys.get(inv.id, ""))
+        known = known_red(agg, old)
+        if known is True:
+            continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's
+        out.append(f"inv:{inv.id} new debt" + (f": {known}" if known else " on the merge tree"))
     for s in e.defers:
         if s not in defers:
             out.append(f"defer #{s} is not an unused defer of {e.node}")

@@ -39,6 +39,7 @@ class Job:
     red: bool = False
     attribution: bool = False
     merging: str | None = None
+    probe: str | None = None  # "trunk": the same check measured on trunk, to tell old breakage from new
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Measured:
         j = self.job
         return E.Obs(seq=-1, ts="", prev="", by="executor:owed", subject=j.subject, obligation=j.obligation,
                      key=j.key, verdict=self.verdict, commit=j.commit, base=j.base, exit=self.exit, counts=self.counts,
-                     log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging,
+                     log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging, probe=j.probe,
                      note=self.note, failed=self.failed[:50], timed_out=self.timed_out, runs=tuple(self.runs),
                      noisy=self.noisy)
 

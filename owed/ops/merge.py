@@ -148,10 +148,11 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                     continue
                 jobs.append(Job("trunk", f"inv:{inv.id}", key, m, pre, inv, merging=node_id))
             measured = [measure(repo, plan, j) for j in jobs]
+            probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
         written = []
         if measured:
-            written = _record_merge_obs(ctx, measured)
+            written = _record_merge_obs(ctx, measured + [p for p, _ in probes if p is not None])
         if writes.verdict != "pass":
             raise Refused(f"writes fails on the merge tree: {writes.note}")
         ctx.reload()
@@ -167,7 +168,9 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             detail = "; ".join(f"{o.subject if o.subject == 'trunk' else ''}{' ' if o.subject == 'trunk' else ''}"
                                f"{o.obligation} {o.verdict} (obs #{o.seq})" + (f": {o.note.splitlines()[0]}" if o.note else "")
                                for o in failing)
-            raise Refused(f"merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
+            red = [why for _, why in probes if why]
+            head = "; ".join(red) + "; " if red else ""
+            raise Refused(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
                           + "; trunk unchanged")
         wt = repo.worktree_with_branch(st.trunk)
 
@@ -195,6 +198,36 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                       observations=written, reused=reused,
                       unguarded=unguarded_globs(changed, lambda p: any(r(p) for r in reads)))
     return res
+
+
+def _probes(ctx: Context, node, pre: str, measured) -> list:
+    """For each node check that failed on the merge tree, the same check on trunk (a diagnostic: probes
+    never satisfy or block anything). A probe failing with every merge failure name among its own (or
+    neither naming any) says trunk is red without this node: `trunk-red: check:X fails on trunk …`."""
+    from owed.measure.items import node_check_keys
+    from owed.measure.run import Job, measure
+
+    out = []
+    failing = [x for x in measured if x.verdict == "fail" and x.job.subject == node.id]
+    if not failing:
+        return out
+    keys = node_check_keys(ctx.repo, ctx.plan, node, pre, pre)
+    for x in failing:
+        key = keys[x.job.obligation]
+        agg = ctx.state.agg(node.id, x.job.obligation, key)
+        if agg is not None and agg.last is not None and agg.last.verdict in ("pass", "fail"):
+            probe, verdict, names = None, agg.last.verdict, set(agg.last.failed)
+        else:
+            probe = measure(ctx.repo, ctx.plan, Job(node.id, x.job.obligation, key, pre, pre, x.job.spec, probe="trunk"))
+            verdict, names = probe.verdict, set(probe.failed)
+        mine = set(x.failed)
+        why = None
+        if verdict == "fail" and (mine <= names if mine or names else True):
+            shown = ", ".join(sorted(mine)[:3]) or "no names"
+            why = (f"trunk-red: {x.job.obligation} fails on trunk {pre[:12]} without {node.id} ({shown}); "
+                   f"the candidate is not shown to be the cause")
+        out.append((probe, why))
+    return out
 
 
 def _record_merge_obs(ctx: Context, measured) -> list:

@@ -131,3 +131,62 @@ def test_sigterm_during_merge_leaves_trunk_and_ledger_unchanged(tmp_path, owed):
     assert (repo / ".git" / "owed" / "ledger.jsonl").read_bytes() == before
     assert not list((repo / ".git" / "owed" / "locks").glob("merge"))
     assert owed("merge", "x").returncode == 0  # nothing was left half done
+
+
+KNOWN_RED_PLAN = textwrap.dedent("""\
+    version: 1
+    trunk: main
+    invariants:
+      - {id: u, run: 'bash suite.sh', timeout_s: 30}
+    nodes:
+      - id: x
+        writes: [x.txt, failing]
+      - id: y
+        writes: [y.txt, failing]
+      - id: z
+        writes: [z.txt]
+        checks: [{id: c, run: 'test ! -f broken', timeout_s: 30}]
+      - id: w
+        writes: [broken]
+    """)
+# A TAP suite whose failing tests are the names listed in the file `failing`.
+SUITE = textwrap.dedent("""\
+    names=$(cat failing 2>/dev/null)
+    n=$(echo $names | wc -w)
+    echo "1..$((n + 1))"
+    echo "ok 1 - base"
+    i=1
+    for t in $names; do i=$((i + 1)); echo "not ok $i - $t"; done
+    test "$n" -eq 0
+    """)
+
+
+def test_known_red_names_let_a_merge_through_new_names_do_not(tmp_path, owed):
+    repo = make_repo(tmp_path / "kr", KNOWN_RED_PLAN, files={"failing": "alpha\n", "suite.sh": SUITE})
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0  # trunk already fails alpha (genesis measured it)
+    assert "✘ invariants (0/1)" in owed("status").stdout
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    r = owed("merge", "x")
+    assert r.returncode == 0, r.stderr  # fails only alpha, which failed on trunk: old debt, no defer needed
+    accepted(owed, repo, "y", {"y.txt": "y\n", "failing": "alpha beta\n"})
+    r = owed("merge", "y")
+    assert r.returncode == 1
+    assert "inv:u new debt: new failures beta (trunk already failed: alpha)" in r.stderr
+
+
+def test_a_check_failing_on_trunk_too_is_reported_trunk_red(tmp_path, owed):
+    repo = make_repo(tmp_path / "tr", KNOWN_RED_PLAN, files={"suite.sh": SUITE})
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "z", {"z.txt": "z\n"})  # passes on its own base
+    accepted(owed, repo, "w", {"broken": "w breaks z's check\n"})
+    assert owed("merge", "w").returncode == 0
+    trunk = git(repo, "rev-parse", "main")
+    r = owed("merge", "z")
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"owed: trunk-red: check:c fails on trunk {trunk[:12]} without z")
+    probes = [e for e in ledger(repo) if e["kind"] == "obs" and e.get("probe") == "trunk"]
+    assert [(p["subject"], p["commit"], p["verdict"]) for p in probes] == [("z", trunk, "fail")]
+    st = owed("why", "z", "--json")
+    assert st.returncode == 0  # probes never satisfy or block the node's own items
