@@ -110,7 +110,27 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
     return out
 
 
-def build(state, plan, now: datetime, facts: dict | None = None) -> dict:
+def merge_queue(state, plan, progress: list[dict]) -> list[str]:
+    """Accepted open attempts in the order the driver merges them: unfinished dependents first."""
+    from owed.plan.graph import dependent_counts
+
+    weight = dependent_counts(plan, state.merged)
+    ready = [p["node"] for p in progress if p["phase"].startswith("accepted")]
+    return sorted(ready, key=lambda n: (-weight.get(n, 0), n))
+
+
+def receipts(state, plan) -> list[dict]:
+    """--full: every open candidate's items as marks (E / W / D and who discharges a debt)."""
+    out = []
+    for n in plan.nodes:
+        its = items(state, plan, n.id)
+        if its:
+            out.append({"node": n.id, "items": [{"obligation": i.obligation, "mark": i.mark,
+                                                  "discharger": i.discharger} for i in its]})
+    return out
+
+
+def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
     needs, progress, debt = [], [], []
@@ -169,6 +189,8 @@ def build(state, plan, now: datetime, facts: dict | None = None) -> dict:
         "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
         "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
         "trunkWorktree": facts.get("trunk_worktree"),
+        "mergeQueue": merge_queue(state, plan, progress),
+        **({"receipts": receipts(state, plan)} if full else {}),
     }
 
 
@@ -195,6 +217,12 @@ def render_status(v: dict) -> str:
         lines.append(f"Waiting for dependencies ({len(v['waiting'])}): {', '.join(v['waiting'])}")
     if v["later"]:
         lines.append(f"Backlog (later) ({len(v['later'])}): {', '.join(v['later'])}")
+    if "receipts" in v:
+        lines.append(f"Merge queue: {', '.join(v['mergeQueue']) or 'none'}")
+        for r in v["receipts"]:
+            lines.append(f"  {r['node']}: " + ", ".join(
+                f"{i['mark']} {i['obligation']}" + (f" ({i['discharger']})" if i["mark"] == "D" else "")
+                for i in r["items"]))
     if v.get("trunkWorktree"):
         lines.append(f"Trunk {s['trunk']} is checked out at {v['trunkWorktree']}; merges fast-forward it there (keep it clean)")
     lines.append("Details: owed status --full · owed why <node>")
@@ -213,4 +241,4 @@ def status_view(cwd: str, *, full: bool = False) -> dict:
     wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
     if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
         facts["trunk_worktree"] = str(wt)
-    return build(ctx.state, ctx.plan, datetime.now(timezone.utc), facts)
+    return build(ctx.state, ctx.plan, datetime.now(timezone.utc), facts, full=full)

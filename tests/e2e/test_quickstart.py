@@ -51,3 +51,23 @@ def test_quickstart_transcript(tmp_path, owed):
     assert run("verify").startswith("Ledger verification passed: ")
     status = json.loads(run("status", "--json"))
     assert status["summary"]["merged"] == 1 and status["needsYou"] == []
+
+
+def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "r")
+    owed.cwd = repo
+    owed("init", "plan.yaml")
+    owed("dispatch", "greeting")
+    wt = repo / ".owed" / "wt" / "greeting-1"
+    (wt / "hello.txt").write_text("hello\n")
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "g")
+    owed("submit", "greeting", cwd=wt)
+    owed("attest", "greeting")
+    out = owed("status", "--full").stdout
+    assert "Merge queue: none" in out and "greeting: E check:content, E writes, D review (reviewer)" in out
+    owed("review", "greeting", "--ok", "--as", "reviewer:r", "--note", "fine")
+    doc = json.loads(owed("status", "--full", "--json").stdout)
+    assert doc["mergeQueue"] == ["greeting"] and doc["receipts"][0]["node"] == "greeting"
