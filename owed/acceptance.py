@@ -62,11 +62,26 @@ def recused(rec: NodeRec, principal: str) -> bool:
     return principal in rec.writers or any(w.partition(":")[2] == ident for w in rec.writers)
 
 
+def writes_defn(node) -> str:
+    return digest({"writes": list(node.writes)})
+
+
+def waived_key(state: State, node_id: str, obligation: str, key: str) -> bool:
+    """Did the owner waive this obligation on exactly this key (a merge key equal to the candidate's)?"""
+    rec = state.nodes.get(node_id)
+    return rec is not None and any(w.obligation == obligation and w.key == key for w in rec.waivers)
+
+
 def superseded(block: Block, plan) -> str | None:
     """Why an execution block no longer binds (its check was removed or redefined), else None."""
     if block.kind != "exec":
         return None
     kind, cid = split(block.obligation)
+    if kind == "writes":
+        node = plan.node(block.node)
+        if node is None:
+            return "removed"
+        return "definition changed" if block.defn is not None and block.defn != writes_defn(node) else None
     if kind not in ("check", "red"):
         return None
     node = plan.node(block.node)
@@ -149,7 +164,15 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
         if len(good) >= need and not mine:
             item = Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
         else:
-            who = "owner" if kind == "approve" or any(b.kind == "judgment" for b in mine) else "reviewer"
+            # A block on this very content asks the writer to repair; a block left on an older candidate
+            # asks for a re-review (the same reviewer at >= its rank, or a higher rank, clears it); an owner
+            # block or approval is the owner's.
+            if kind == "approve" or any(b.by.startswith("owner:") for b in mine):
+                who = "owner"
+            elif any(b.key == key for b in mine):
+                who = "writer"
+            else:
+                who = "reviewer"
             item = Item(obligation=obligation, key=key, mark="D", status="blocked" if mine else "missing",
                         discharger=who, reviewers=good, blocks=ids)
     elif kind == "rulings":

@@ -62,7 +62,7 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
 
 
 def _plan(state: State, e: E.Plan, plans: Callable) -> None:
-    from owed.plan.downgrades import changed_nodes, downgrades, plan_wide_changes
+    from owed.plan.downgrades import changed_nodes, downgrades, invalidates, plan_wide_changes
 
     role = P.role_of(e.by)
     if role not in ("owner", "parent"):
@@ -87,7 +87,7 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     changed = changed_nodes(old, new)
     for node_id, rec in state.nodes.items():
         slot = rec.slot
-        if slot is not None and slot.open and slot.cand is not None and (wide or changed.get(node_id)):
+        if slot is not None and slot.open and slot.cand is not None and (wide or invalidates(changed.get(node_id, ()))):
             slot.cand = None
     if old.allow != new.allow:
         state.allow_seq = e.seq
@@ -128,8 +128,12 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
         fold = _FOLDS.get(kind)
         if fold is not None:
             fold(state, e, plans(state.plan.sha))
-        elif isinstance(e, E.Adopt):
-            state.trunk_commit, state.trunk_seq = e.commit, e.seq
+        elif kind not in ("note",):
+            # Representable (the format knows it) but not yet understood by this owed: refusing it keeps
+            # replay honest — an unchecked adopt could move the ledger trunk with no guard at all.
+            from owed import __version__
+
+            raise _refuse(e, f"{kind} entries are not supported by owed {__version__} yet")
     if state.nodes:
         D.touch(state, e)
     state.seq, state.head, state.ts = e.seq, e.hash, e.ts

@@ -68,13 +68,13 @@ def fold_send(state: State, e: E.Send, plan) -> None:
         raise refuse(e, f"unknown send reason {e.reason!r}")
     if e.generation != run.generation + 1:
         raise refuse(e, f"a follow-up starts generation {run.generation + 1} of {e.rid}")
+    if e.rulings is not None and e.rulings > e.seq:
+        raise refuse(e, "rulings names a later entry")
     run.generation = e.generation
     run.sends.append(e.seq)
     run.reasons.append(e.reason)
     run.messages.append(e.message)
     if e.rulings is not None:
-        if e.rulings > e.seq:
-            raise refuse(e, "rulings names a later entry")
         run.rulings = max(run.rulings, e.rulings)
     if e.reason == "repair":
         rec.repairs += 1
@@ -85,7 +85,10 @@ def fold_halt(state: State, e: E.Halt, plan) -> None:
         raise refuse(e, "only the driver (parent:drive) records halts")
     if e.needs not in ("human", "owner", "parent"):
         raise refuse(e, "needs is human, owner or parent")
-    rec = state.node(e.node)
+    slot = state.open_slot(e.node)
+    if plan.node(e.node) is None or slot is None or (e.attempt is not None and e.attempt != slot.attempt):
+        raise refuse(e, f"a halt names the open attempt of a planned node ({e.node} attempt {e.attempt})")
+    rec = state.nodes[e.node]
     rec.halt = e.seq
     rec.halt_reason = e.reason
     rec.halts += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from owed import entries as E
 from owed import principals as P
-from owed.acceptance import accepted, active_blocks, check_defn, recused
+from owed.acceptance import accepted, active_blocks, check_defn, recused, waived_key, writes_defn
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
@@ -84,9 +84,11 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     _record(state, e)
     if e.verdict == "fail":
         check = _check_of(plan, e.subject, e.obligation)
+        defn = check_defn(check, plan) if check is not None else (
+            writes_defn(plan.node(e.subject)) if e.obligation == "writes" else None)
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
                                 by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
-                                note=e.note, defn=check_defn(check, plan) if check is not None else None))
+                                note=e.note, defn=defn))
 
 
 def fold_review(state: State, e: E.Review, plan) -> None:
@@ -141,9 +143,16 @@ def fold_waive(state: State, e: E.Waive, plan) -> None:
     slot = state.open_slot(e.node)
     if rec is None or slot is None or slot.cand is None:
         raise refuse(e, f"{e.node} has no open candidate")
-    if slot.cand.keys.get(e.obligation) != e.key:
-        raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
     active = {b.seq: b for b in active_blocks(state, plan, e.node)}
+    if e.obligation not in slot.cand.keys:
+        # A block left on an obligation the candidate no longer owes (the closure change was reverted, a
+        # review requirement removed) could otherwise never clear: the owner may accept its risk.
+        cited = [active.get(s) for s in e.accept_risk]
+        if not cited or any(b is None or b.obligation != e.obligation or b.key != e.key for b in cited):
+            raise refuse(e, f"{e.obligation} is not an item of the open candidate: a waiver of it accepts the "
+                            f"risk of its active blocks on their key")
+    elif slot.cand.keys.get(e.obligation) != e.key:
+        raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
     for s in e.accept_risk:
         b = active.get(s)
         if b is None or b.obligation != e.obligation:
@@ -192,19 +201,22 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
             rec.slot.cand = None
 
 
-def _complete(o: ObsRec | None) -> bool:
-    """A failure whose failing tests are all named (the names prove which tests fail)."""
+def _complete(o: ObsRec | None, min_tests: int | None) -> bool:
+    """A test-only failure whose failing tests are all named: a count of at least one test (and at least
+    min_tests), every failure named. Timeouts, errors, unknown or zero counts and min_tests failures prove
+    nothing about which tests fail."""
     return (o is not None and o.verdict == "fail" and bool(o.failed) and o.failed_n is not None
-            and o.failed_n == len(o.failed) and o.failed_n > 0)
+            and o.failed_n == len(o.failed) and o.failed_n > 0 and o.tests is not None
+            and o.tests >= max(min_tests or 1, 1))
 
 
-def known_red(merge_agg, trunk_agg):
+def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
     """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
     otherwise a text naming the new failures, or None when names cannot prove anything."""
     if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict not in ("fail", "conflict"):
         return None
     m, t = merge_agg.last_fail, trunk_agg.last_fail
-    if not (_complete(m) and _complete(t)):
+    if not (_complete(m, min_tests) and _complete(t, min_tests)):
         if m is not None and m.failed and len(m.failed) >= 50:
             return "failed names truncated; cannot prove the failure is old"
         return None
@@ -224,9 +236,14 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         out.append("trunk changed (CAS): prior is not the ledger trunk")
     if not accepted(state, plan, e.node):
         out.append(f"{e.node} is not accepted")
+    node = plan.node(e.node)
+    missing_checks = [f"check:{c.id}" for c in node.checks if f"check:{c.id}" not in e.checks] if node else []
+    if missing_checks:
+        out.append(f"no merge-tree key for {', '.join(missing_checks)}")
     for obligation, key in e.checks.items():
         agg = state.agg(e.node, obligation, key)
-        if agg is None or agg.verdict != "pass":
+        if (agg is None or agg.verdict != "pass") and not (
+                key == slot.cand.keys.get(obligation) and waived_key(state, e.node, obligation, key)):
             out.append(f"{obligation} does not pass on the merge tree")
     missing = [i for i, k in state.genesis_keys.items()
                if not any(a.passes or a.fails for a in [state.agg("trunk", f"inv:{i}", k)] if a)]
@@ -246,7 +263,7 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
             continue
         old = state.agg("trunk", f"inv:{inv.id}", state.trunk_keys.get(inv.id, ""))
-        known = known_red(agg, old)
+        known = known_red(agg, old, inv.min_tests)
         if known is True:
             continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's
         out.append(f"inv:{inv.id} new debt" + (f": {known}" if known else " on the merge tree"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
-from owed.state import Cand, Slot, State
+from owed.state import Cand, NodeRec, Slot, State
 
 
 def refuse(e: E.Entry, why: str) -> Refused:
@@ -34,7 +34,7 @@ def unmerged_deps(state: State, plan, node_id: str) -> list[str]:
 def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
     parent_or_owner(e)
     planned(state, e, plan)
-    rec = state.node(e.node)
+    rec = state.nodes.get(e.node) or NodeRec()  # added to the state only once the dispatch is valid
     if rec.merged is not None:
         raise refuse(e, f"{e.node} is already merged (#{rec.merged})")
     if state.open_slot(e.node) is not None:
@@ -50,12 +50,24 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
         raise refuse(e, f"attempt {e.attempt} of {e.node} should be {rec.attempts + 1}")
     if e.base != state.trunk_commit:
         raise refuse(e, "slot base must be the ledger trunk")
+    state.nodes[e.node] = rec
     rec.attempts = e.attempt
     rec.slot = Slot(node=e.node, attempt=e.attempt, base=e.base, branch=e.branch, worktree=e.worktree, seq=e.seq,
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
     rec.after, rec.expect = [], None
     rec.runs, rec.repairs, rec.halt, rec.halt_reason = {}, 0, None, None
+
+
+def expected_obligations(node) -> set[str]:
+    """The obligations a candidate of `node` owes, closure-review aside (owed/measure/items.py keys them)."""
+    out = {f"check:{c.id}" for c in node.checks} | {f"red:{c.id}" for c in node.checks if c.red}
+    out |= {"writes", "rulings"} | {f"evidence:{ev.id}" for ev in node.evidence}
+    if node.review.count > 0:
+        out.add("review")
+    if node.approve:
+        out.add("approve")
+    return out
 
 
 def fold_submit(state: State, e: E.Submit, plan) -> None:
@@ -70,8 +82,13 @@ def fold_submit(state: State, e: E.Submit, plan) -> None:
             raise refuse(e, "a carry submit keeps the open candidate's commit")
     elif e.by != writer:
         raise refuse(e, f"only the slot's writer ({writer}) may submit")
-    if not e.keys:
-        raise refuse(e, "a submit records the keys of its items")
+    owed = expected_obligations(plan.node(e.node))
+    got = set(e.keys) - {"closure-review"}  # closure-review is owed only when the diff touches the closure
+    if got != owed:
+        missing, extra = sorted(owed - got), sorted(got - owed)
+        raise refuse(e, "a submit records the key of every item the plan asks for"
+                        + (f" (missing: {', '.join(missing)})" if missing else "")
+                        + (f" (not in the plan: {', '.join(extra)})" if extra else ""))
     slot.cand = Cand(seq=e.seq, commit=e.commit, base=slot.base, keys=dict(e.keys), by=e.by, carry=e.carry, ts=e.ts)
     if e.carry is None:
         slot.submits += 1

@@ -84,7 +84,7 @@ def _blocked_signals():
 
 
 def merge(cwd: str, node_id: str) -> MergeResult:
-    from owed.acceptance import accepted, items
+    from owed.acceptance import accepted, items, waived_key
     from owed.measure.items import invariant_keys, matcher, node_check_keys
     from owed.measure.run import Job, measure, measure_writes
     from owed.ops.attest import _Signals, genesis_jobs, record
@@ -135,7 +135,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             jobs, reused = [], []
             for obligation, key in checks.items():
                 agg = st.agg(node_id, obligation, key)
-                if agg is not None and agg.verdict == "pass":
+                if (agg is not None and agg.verdict == "pass") or waived_key(st, node_id, obligation, key):
                     reused.append(obligation)
                     continue
                 spec = next(c for c in node.checks if f"check:{c.id}" == obligation)
@@ -146,7 +146,9 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                 if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
                     reused.append(f"inv:{inv.id}")
                     continue
-                jobs.append(Job("trunk", f"inv:{inv.id}", key, m, pre, inv, merging=node_id))
+                # An invariant is keyed by the merge tree's own closure (closureDigest(M)): measure it
+                # with that closure, not the trunk's (base None: nothing pinned).
+                jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=node_id))
             measured = [measure(repo, plan, j) for j in jobs]
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
@@ -174,8 +176,11 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                           + "; trunk unchanged")
         wt = repo.worktree_with_branch(st.trunk)
 
+        plan_sha = ctx.state.plan.sha
+
         def make(state):
-            if state.trunk_commit != pre or (state.open_slot(node_id) or slot).cand != cand:
+            if (state.trunk_commit != pre or state.plan.sha != plan_sha
+                    or (state.open_slot(node_id) or slot).cand != cand):
                 raise Refused("Plan, candidate or trunk changed; retry")
             p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
             if p:

@@ -54,8 +54,14 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
         _, cand = open_candidate(state, node_id)
         key = cand.keys.get(obligation)
         if key is None:
-            raise Refused(f"{obligation} is not an obligation of {node_id}'s candidate #{cand.seq} "
-                          f"(its obligations: {', '.join(cand.keys)})")
+            stale = {b.seq: b.key for b in active_blocks(state, plan, node_id) if b.obligation == obligation}
+            keys = {stale.get(s) for s in accept_risk}
+            if not accept_risk or None in keys or len(keys) != 1:
+                raise Refused(f"{obligation} is not an obligation of {node_id}'s candidate #{cand.seq} "
+                              f"(its obligations: {', '.join(cand.keys)}); to accept the risk of a block left "
+                              f"on it, name the block: --accept-risk "
+                              f"{','.join(map(str, stale)) or '<seq>'}")
+            key = keys.pop()
         plan = ctx.ledger.plan(state.plan.sha)
         binding = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
         for s in accept_risk:
