@@ -190,3 +190,91 @@ def test_a_check_failing_on_trunk_too_is_reported_trunk_red(tmp_path, owed):
     assert [(p["subject"], p["commit"], p["verdict"]) for p in probes] == [("z", trunk, "fail")]
     st = owed("why", "z", "--json")
     assert st.returncode == 0  # probes never satisfy or block the node's own items
+
+
+def test_merge_tree_invariants_run_with_the_merge_trees_own_closure(tmp_path, owed):
+    text = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        closure: [harness/]
+        invariants:
+          - {id: u, run: 'bash harness/run.sh', timeout_s: 30}
+        nodes:
+          - id: h
+            writes: [harness/, h.txt]
+        """)
+    repo = make_repo(tmp_path / "cl", text, files={"harness/run.sh": "exit 0\n"})
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted_or_open = owed("dispatch", "h")
+    assert accepted_or_open.returncode == 0
+    wt = repo / ".owed" / "wt" / "h-1"
+    (wt / "harness" / "run.sh").write_text("exit 1\n")  # the node breaks the harness the invariant runs
+    git(wt, "commit", "-qam", "break harness")
+    assert owed("submit", "h", cwd=wt).returncode == 0
+    owed("attest", "h")
+    assert owed("review", "h", "--ok", "--rank", "2", "--obligation", "closure-review", "--as", "reviewer:senior",
+                "--note", "harness change reviewed").returncode == 0
+    r = owed("merge", "h")
+    assert r.returncode == 1 and "inv:u new debt" in r.stderr  # measured with the merge tree's harness
+    obs = [e for e in ledger(repo) if e["kind"] == "obs" and e.get("merging") == "h"]
+    assert obs and obs[-1]["verdict"] == "fail" and "base" not in obs[-1]
+
+
+SUITE_MIN = textwrap.dedent("""\
+    names=$(cat failing 2>/dev/null)
+    n=$(echo $names | wc -w)
+    echo "1..$((n + 3))"
+    echo "ok 1 - a"; echo "ok 2 - b"; echo "ok 3 - c"
+    i=3
+    for t in $names; do i=$((i + 1)); echo "not ok $i - $t"; done
+    test "$n" -eq 0
+    """)
+
+
+def test_known_red_rescue_refuses_a_suite_cut_below_min_tests(tmp_path, owed):
+    text = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        invariants:
+          - {id: u, run: 'bash suite.sh', timeout_s: 30, min_tests: 3}
+        nodes:
+          - id: x
+            writes: [suite.sh]
+        """)
+    repo = make_repo(tmp_path / "km", text, files={"failing": "alpha\n", "suite.sh": SUITE_MIN})
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "x", {"suite.sh": 'echo "1..1"; echo "not ok 1 - alpha"; exit 1\n'})
+    r = owed("merge", "x")
+    assert r.returncode == 1 and "inv:u new debt" in r.stderr
+
+
+def test_a_waived_flaky_check_merges_on_its_waived_key(tmp_path, owed):
+    counter = tmp_path / "runs"
+    text = textwrap.dedent(f"""\
+        version: 1
+        trunk: main
+        nodes:
+          - id: f
+            writes: [f.txt]
+            checks:
+              - {{id: flaky, run: 'n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}; test $n -ge 1', timeout_s: 30, reads: [f.txt]}}
+        """)
+    repo = make_repo(tmp_path / "wf", text)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    assert owed("dispatch", "f").returncode == 0
+    wt = repo / ".owed" / "wt" / "f-1"
+    (wt / "f.txt").write_text("f\n")
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "f")
+    assert owed("submit", "f", cwd=wt).returncode == 0
+    assert owed("attest", "f").returncode == 1  # fails once
+    assert owed("attest", "f", "--rerun").returncode == 4  # then passes: ⊤ on one key
+    block = next(e["seq"] for e in ledger(repo) if e["kind"] == "obs" and e["verdict"] == "fail")
+    r = owed("waive", "f", "check:flaky", "--accept-risk", str(block), "--reason", "flaky timer; accepted")
+    assert r.returncode == 0, r.stderr
+    r = owed("merge", "f")
+    assert r.returncode == 0, r.stderr
+    assert [e for e in ledger(repo) if e["kind"] == "merge"]

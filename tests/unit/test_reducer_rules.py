@@ -1,0 +1,112 @@
+"""Reducer and acceptance rules found in review, on states built by folding real entries (no I/O)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from owed import entries as E
+from owed.acceptance import accepted, active_blocks, items
+from owed.errors import Refused
+from tests.driver.test_policy import Book
+
+PLAN = textwrap.dedent(
+    """\
+    version: 1
+    trunk: main
+    closure: [harness/]
+    nodes:
+      - id: a
+        writes: [a/]
+        checks: [{id: t, run: "true"}]
+        review: {count: 1}
+    """
+)
+
+
+def mark(b: Book, obligation: str) -> str:
+    return next(i.mark for i in items(b.state, b.plan, "a") if i.obligation == obligation)
+
+
+def submit(b: Book, commit: str, closure: bool) -> None:
+    keys = {"check:t": f"k-{commit}", "writes": f"w-{commit}", "review": f"r-{commit}", "rulings": "x"}
+    if closure:
+        keys["closure-review"] = f"cr-{commit}"
+    b.add(E.Submit(by="writer:a#1", node="a", attempt=1, commit=commit, keys=keys))
+
+
+def test_a_block_left_on_an_obligation_no_longer_owed_can_be_waived_by_the_owner():
+    b = Book(PLAN)
+    b.dispatch("a")
+    submit(b, "c1", closure=True)
+    cand = b.state.nodes["a"].slot.cand
+    b.add(E.Review(by="reviewer:r", node="a", attempt=1, key=cand.keys["closure-review"], verdict="block",
+                   rank=2, note="do not touch the harness", obligation="closure-review"))
+    block = b.state.nodes["a"].blocks[-1]
+    submit(b, "c2", closure=False)  # the writer reverted the harness change: closure-review is no longer owed
+    for o in ("check:t", "writes"):
+        b.obs("a", o, "pass")
+    b.review("a")
+    assert not accepted(b.state, b.plan, "a") and [x.seq for x in active_blocks(b.state, b.plan, "a")] == [block.seq]
+    with pytest.raises(Refused, match="accepts the risk"):
+        b.add(E.Waive(by="owner:cli", channel="delegated", node="a", obligation="closure-review", key="other",
+                      reason="r", accept_risk=(block.seq,)))
+    b.add(E.Waive(by="owner:cli", channel="delegated", node="a", obligation="closure-review", key=block.key,
+                  reason="reverted; accept", accept_risk=(block.seq,)))
+    assert accepted(b.state, b.plan, "a")
+
+
+def test_review_block_on_the_current_candidate_is_the_writers_on_an_old_one_a_reviewers():
+    b = Book(PLAN)
+    b.dispatch("a")
+    submit(b, "c1", closure=False)
+    b.review("a", verdict="block")
+    item = next(i for i in items(b.state, b.plan, "a") if i.obligation == "review")
+    assert (item.mark, item.discharger) == ("D", "writer")
+    submit(b, "c2", closure=False)
+    item = next(i for i in items(b.state, b.plan, "a") if i.obligation == "review")
+    assert (item.mark, item.discharger) == ("D", "reviewer")  # a re-review by r (rank >= 1) clears it
+    b.review("a", verdict="ok")
+    assert mark(b, "review") == "E"
+
+
+def test_a_writes_block_under_an_older_writes_scope_is_superseded():
+    b = Book(PLAN)
+    b.dispatch("a")
+    submit(b, "c1", closure=False)
+    b.obs("a", "writes", "fail")
+    assert [x.obligation for x in active_blocks(b.state, b.plan, "a")] == ["writes"]
+    wider = PLAN.replace("writes: [a/]", "writes: [a/, b/]")
+    from owed.plan.load import parse_plan
+
+    assert active_blocks(b.state, parse_plan(wider), "a") == []
+
+
+def test_submit_must_carry_every_obligation_the_plan_asks_for():
+    b = Book(PLAN)
+    b.dispatch("a")
+    with pytest.raises(Refused, match=r"missing: check:t"):
+        b.add(E.Submit(by="writer:a#1", node="a", attempt=1, commit="c", keys={"writes": "w", "review": "r",
+                                                                                 "rulings": "x"}))
+
+
+def test_unsupported_kinds_are_refused_not_folded_blindly():
+    b = Book(PLAN)
+    with pytest.raises(Refused, match="adopt entries are not supported"):
+        b.add(E.Adopt(by="owner:cli", channel="delegated", trunk="main", prior="0" * 40, commit="1" * 40,
+                      commits=1, changed=("x",), note="n"))
+    assert b.state.trunk_commit == "0" * 40
+
+
+def test_refused_dispatch_and_halt_leave_no_trace_in_the_state():
+    b = Book(PLAN)
+    with pytest.raises(Refused):
+        b.add(E.Dispatch(by="parent:cli", node="a", attempt=2, base=b.state.trunk_commit, branch="x",
+                         worktree="/w", packet="p" * 64))
+    assert "a" not in b.state.nodes
+    with pytest.raises(Refused, match="open attempt"):
+        b.add(E.Halt(by="parent:drive", node="ghost", attempt=1, reason="r", needs="human"))
+    b.dispatch("a")
+    with pytest.raises(Refused, match="open attempt"):
+        b.add(E.Halt(by="parent:drive", node="a", attempt=7, reason="r", needs="human"))
