@@ -247,7 +247,7 @@ class Driver:
 
         self.ctx.ledger.append(make)
 
-    async def background(self, act, cand_seq: int | None) -> None:
+    async def background(self, act, cand_seq: int | None, at: int = 0) -> None:
         """Run `owed attest|merge <node>` as a child process group; remember what it said."""
         import anyio
 
@@ -269,7 +269,7 @@ class Driver:
                 if "trunk changed" in reason or "Plan, candidate or trunk changed" in reason:
                     detail = f"retry next pass: {reason}"
                 else:
-                    self.merge_refused[act.node] = (cand_seq, reason)
+                    self.merge_refused[act.node] = (cand_seq, reason, at)
                     detail = f"refused: {reason}"
             elif code == 75:
                 detail = "busy; retry next pass"
@@ -286,7 +286,7 @@ class Driver:
                 if not recorded:
                     prev = self.attest_errors.get(act.node)
                     n = prev[1] + 1 if prev and prev[0] == cand_seq else 1
-                    self.attest_errors[act.node] = (cand_seq, n)
+                    self.attest_errors[act.node] = (cand_seq, n, at)
                 detail = {0: "accepted", 1: "new failure", 4: "obligations open"}[code]
             elif code == 75:
                 detail = "busy; retry next pass"
@@ -296,6 +296,10 @@ class Driver:
         self.emit({"action": act.kind, "node": act.node, "exit": code, "detail": detail},
                   f"{act.kind}: {act.node} — {detail}")
         self.wake.set()
+
+    def _retry_in(self, node: str) -> int:
+        until = self.backoff.get(node, (0, 0))[0]
+        return max(0, int(until - time.monotonic()))
 
     def _backoff(self, node: str) -> None:
         prev = self.backoff.get(node)
@@ -327,9 +331,9 @@ class Driver:
                 self.inflight[act.node] = act.kind
                 self.emit({"action": act.kind, "node": act.node, "detail": "started"}, f"{act.kind}: {act.node} — started")
                 if self.once:
-                    await self.background(act, cand_seq)
+                    await self.background(act, cand_seq, state.seq)
                 else:
-                    tg.start_soon(self.background, act, cand_seq)
+                    tg.start_soon(self.background, act, cand_seq, state.seq)
                 done += 1
                 continue
             if act.kind == "notify":
@@ -346,7 +350,9 @@ class Driver:
                 from owed.errors import OwedError
 
                 msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
-                self.emit({"action": act.kind, "node": act.node, "error": msg}, f"{act.kind}: {act.node} — {msg}",
+                self._backoff(act.node)  # a refused act is not retried on every pass: 1, 2, 5, 10, 30 min
+                self.emit({"action": act.kind, "node": act.node, "error": msg, "retry_in_s": self._retry_in(act.node)},
+                          f"{act.kind}: {act.node} — {msg} (retry in {self._retry_in(act.node)} s)",
                           dedupe=f"err:{act.kind}:{act.node}")
                 continue
             self.emit({"action": act.kind, "node": act.node, "attempt": act.attempt, "rid": act.rid,

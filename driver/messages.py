@@ -49,6 +49,9 @@ def follow_up(state, plan, node_id: str, reason: str) -> str:
         card = render(build(state, plan, node_id, None))
         text = (f"owed measured or reviewed your candidate of {node_id} and it needs repair. Fix what the receipt "
                 f"below shows, commit, and run: owed submit {node_id}\n\n{card}")
+    elif reason == "interrupted":
+        text = (f"Your previous run on {node_id} ended without a candidate, and the parent resumed the node. "
+                f"Continue in {slot.worktree}: finish the work, commit, and run: owed submit {node_id}")
     elif reason == "ruling":
         text = (f"The parent ruled on {node_id}; follow the ruling below. If it changes your work, commit and run "
                 f"owed submit {node_id} again; otherwise stop.")

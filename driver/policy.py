@@ -74,8 +74,8 @@ class Facts:
     inflight: dict = field(default_factory=dict)  # node -> "attest" | "merge"
     measuring: int = 0
     merging: bool = False
-    merge_refused: dict = field(default_factory=dict)  # node -> (cand seq, reason)
-    attest_errors: dict = field(default_factory=dict)  # node -> (cand seq, count of attests that recorded no verdict)
+    merge_refused: dict = field(default_factory=dict)  # node -> (cand seq, reason, ledger seq when seen)
+    attest_errors: dict = field(default_factory=dict)  # node -> (cand seq, attests with no verdict, ledger seq)
     backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
     max_open: int | None = None
 
@@ -118,11 +118,41 @@ def _halt(node, attempt, reason, needs, command=None) -> Action:
     return Action("halt", node, attempt, reason=reason, needs=needs, command=command)
 
 
-def _writer_debts(its, blocks) -> tuple[list, list]:
+def _writer_debts(its, blocks, cand) -> tuple[list, list]:
+    """Items the writer must repair, and blocks a repair answers: execution failures (not flaky), and
+    review blocks on the current content (a block on an older candidate asks for a re-review instead)."""
     failing = [i for i in its if i.mark == "D" and i.discharger == "writer"]
     repairable = [b for b in blocks if (b.kind == "exec" and b.flaky is None) or
-                  (b.kind == "judgment" and not b.by.startswith("owner:") and (b.needs is None or b.ruled is not None))]
+                  (b.kind == "judgment" and not b.by.startswith("owner:") and (b.needs is None or b.ruled is not None)
+                   and (cand is None or cand.keys.get(b.obligation) == b.key))]
     return failing, repairable
+
+
+def _since(wrec, reason: str, after: int) -> list[int]:
+    """Seqs of this run's follow-ups of `reason` recorded after `after`."""
+    return [s for s, r in zip(wrec.sends, wrec.reasons) if r == reason and s > after]
+
+
+def _last_act(wrec) -> int:
+    return max([wrec.launch, *wrec.sends])
+
+
+def _repair(node_id, a, rec, wrec, repairs: int) -> Action:
+    used = len(_since(wrec, "repair", rec.epoch))
+    if used >= repairs:
+        return _halt(node_id, a, f"repairs exhausted ({used} of {repairs} since #{rec.epoch})", "human",
+                     f"owed why {node_id}; then owed resume {node_id} --note \"...\" (a new budget) or "
+                     f"owed abandon {node_id} --note \"...\"")
+    return Action("send", node_id, a, rid=wrec.rid, role=WRITER, generation=wrec.generation + 1, reason="repair")
+
+
+def _fresh(fact, rec, state) -> bool:
+    """A refusal this process remembers still stands: nobody acted on the node, and trunk did not move,
+    since it was seen (`fact` = (candidate seq, reason or count, ledger seq when seen))."""
+    if fact is None:
+        return False
+    at = fact[2]
+    return (rec.touched is None or rec.touched <= at) and state.trunk_seq <= at
 
 
 def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: int) -> list[Action]:
@@ -139,36 +169,38 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
         return [Action("launch", node_id, a, rid=wrid, role=WRITER)]
     wview = runs.get(wrid)
     wstate = wview.state if wview else "absent"
+    ended = wstate in ("sealed", "lost")
     ruling = _undelivered_ruling(state, node_id, wrec)
-    if ruling and wstate in ("sealed", "lost") and wview is not None and wview.ok is not False:
+    if ruling and ended and wview is not None and wview.ok is not False:
         # A ruling asking the writer to act reaches it as a follow-up once its current run has ended.
         return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="ruling",
                        detail=str(ruling))]
     blocks = active_blocks(state, plan, node_id)
     parent_wait = [b for b in blocks if b.needs == "parent" and b.ruled is None]
-    last = wrec.reasons[-1] if wrec.reasons else None
+    resumed = rec.epoch > _last_act(wrec)  # the parent resumed (or ruled) after the writer's last run began
     cand = slot.cand
     if cand is None:
-        if wstate in ("running", "starting", "absent"):
+        if not ended:
             return []
-        if not wview.ok:
-            why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wstate == "lost"
-                   else f"exited {wview.exit_code}")
-            return [_halt(node_id, a, f"writer run {why} without a candidate", "human",
-                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
         if parent_wait:
             b = parent_wait[0]
             return [_halt(node_id, a, f"review block #{b.seq} needs a parent ruling", "parent",
                           f"owed rule --nodes {node_id} \"<decision>\"")]
-        _, repairable = _writer_debts([], blocks)
-        if repairable and last != "repair":
-            if rec.repairs >= repairs:
-                return [_halt(node_id, a, f"repairs exhausted ({rec.repairs} of {repairs})", "human",
-                              f"owed why {node_id}; then owed resume {node_id} --note \"...\" or owed abandon {node_id}")]
-            return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="repair")]
-        if slot.prev_cand is not None and "rebase" not in wrec.reasons[-1:]:
+        if not wview.ok:
+            if resumed:
+                return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1,
+                               reason="interrupted")]
+            why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wstate == "lost"
+                   else f"exited {wview.exit_code}")
+            return [_halt(node_id, a, f"writer run {why} without a candidate", "human",
+                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
+        last = wrec.reasons[-1] if wrec.reasons else None
+        _, repairable = _writer_debts([], blocks, None)
+        if repairable and (last != "repair" or resumed):
+            return [_repair(node_id, a, rec, wrec, repairs)]
+        if slot.prev_cand is not None and last != "rebase":
             return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="rebase")]
-        if last in ("submit", "repair", "rebase"):
+        if last in ("submit", "repair", "rebase", "interrupted") and not resumed:
             return [_halt(node_id, a, "writer finished without submitting after a reminder", "human",
                           f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
         return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="submit")]
@@ -181,37 +213,42 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     executor = [i for i in its if i.mark == "D" and i.discharger == "executor"]
     if executor:
         seen = facts.attest_errors.get(node_id)
-        if seen and seen[0] == cand.seq and seen[1] >= 2:
+        if seen and seen[0] == cand.seq and seen[1] >= 2 and _fresh(seen, rec, state):
             return [_halt(node_id, a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
                           "human", f"owed attest {node_id}")]
-        if not facts.disk_ok or node_id in facts.backoff:
+        if not facts.disk_ok:
             return []
         return [Action("attest", node_id, a)]
-    failing, repairable = _writer_debts(its, blocks)
+    failing, repairable = _writer_debts(its, blocks, cand)
     if failing or repairable:
-        if wstate in ("running", "starting"):
+        if not ended:
             return []
-        sent_for_cand = last == "repair" and wrec.sends and wrec.sends[-1] > cand.seq
-        if sent_for_cand:
+        sent_for_cand = [s for s in _since(wrec, "repair", cand.seq)]
+        if sent_for_cand and not resumed:
             return [_halt(node_id, a, "repair sent but the writer finished without a new candidate", "human",
-                          f"owed why {node_id}")]
-        if rec.repairs >= repairs:
-            return [_halt(node_id, a, f"repairs exhausted ({rec.repairs} of {repairs})", "human",
-                          f"owed why {node_id}; then owed resume {node_id} --note \"...\" or owed abandon {node_id}")]
-        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="repair")]
+                          f"owed why {node_id}; then owed resume {node_id} --note \"...\"")]
+        return [_repair(node_id, a, rec, wrec, repairs)]
     c12 = cand.commit[:12]
+    evidence = [i for i in its if i.mark == "D" and i.obligation.startswith("evidence:")]
     owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
     if owner:
         i = owner[0]
-        cmd = (f"owed approve {node_id} --candidate {c12}" if i.obligation == "approve" else
-               f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"
-               + (f" --accept-risk {','.join(map(str, i.blocks))}" if i.blocks else ""))
+        if i.obligation == "approve":
+            cmd = f"owed approve {node_id} --candidate {c12}"
+        elif i.obligation.startswith("evidence:"):
+            cmd = (f"owed evidence {node_id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
+                   f"--candidate {c12}")
+        else:
+            cmd = (f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"
+                   + (f" --accept-risk {','.join(map(str, i.blocks))}" if i.blocks else ""))
         return [_halt(node_id, a, f"{i.obligation} needs the owner ({i.status})", "owner", cmd)]
-    reviews = [i for i in its if i.mark == "D" and i.discharger == "reviewer"]
+    reviews = [i for i in its if i.mark == "D" and i.discharger == "reviewer" and not i.obligation.startswith("evidence:")]
     if reviews:
         node = plan.node(node_id)
         need = max(node.review.count, 1 if "closure-review" in cand.keys else 0, 1)
         mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
+        if resumed:  # after a resume the reviewers of this candidate get another round
+            mine = [r for r in mine if r.launch > rec.epoch]
         if len(mine) < need:
             n = 1 + sum(1 for r in rec.runs.values() if r.role == REVIEWER)
             return [Action("launch", node_id, a, rid=rid_for(state.project, node_id, a, REVIEWER, n), role=REVIEWER,
@@ -222,9 +259,17 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
         missing = ", ".join(i.obligation for i in reviews)
         return [_halt(node_id, a, f"review missing: reviewer runs ended without recording {missing}", "human",
                       f"owed review {node_id} --ok|--block --as reviewer:<id> --candidate {c12} --note \"...\"")]
+    if evidence:
+        i = evidence[0]
+        spec = next((ev for ev in plan.node(node_id).evidence if i.obligation == f"evidence:{ev.id}"), None)
+        role = spec.by if spec else "reviewer"
+        return [_halt(node_id, a, f"{i.obligation} needs manual evidence ({spec.what if spec else ''})".rstrip(" ()"),
+                      "owner" if role == "owner" else "human",
+                      f"owed evidence {node_id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
+                      f"--as {role}:<id> --candidate {c12}")]
     if accepted(state, plan, node_id):
         refused = facts.merge_refused.get(node_id)
-        if refused and refused[0] == cand.seq:
+        if refused and refused[0] == cand.seq and _fresh(refused, rec, state):
             if "rebase needed" in refused[1]:
                 return [Action("rebase", node_id, a, detail=refused[1])]
             return [_halt(node_id, a, f"merge refused: {refused[1]}", "human", f"owed merge {node_id}")]
@@ -248,7 +293,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     attests = facts.measuring
     for node_id in open_nodes:
         rec = state.nodes[node_id]
-        if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight:
+        if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff:
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":
@@ -270,6 +315,8 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     for node_id in ready_nodes(state, plan):
         if opened >= max_open:
             break
+        if node_id in facts.backoff:
+            continue
         w = list(plan.node(node_id).writes)
         if any(may_overlap(w, list(o)) for o in open_writes):
             continue

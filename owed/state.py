@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 5
+STATE_VERSION = 6
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -212,6 +212,8 @@ class NodeRec(_S):
     halt_reason: str | None = None
     runs: dict[str, RunRec] = {}  # driver runs of the open attempt, by run id
     repairs: int = 0  # repair follow-ups sent in the open attempt
+    touched: int | None = None  # seq of the latest entry naming the node by anyone but the driver
+    epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
 
 
 class State(msgspec.Struct, kw_only=True):

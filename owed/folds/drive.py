@@ -102,6 +102,11 @@ def touch(state: State, e: E.Entry) -> None:
     names = [n for n in nodes if n != "*"] if nodes is not None else [getattr(e, "node", None)]
     for n in names:
         rec = state.nodes.get(n) if n else None
-        if rec is not None and rec.halt is not None:
+        if rec is None:
+            continue
+        rec.touched = e.seq
+        if isinstance(e, (E.Resume, E.Rule)):
+            rec.epoch = e.seq
+        if rec.halt is not None:
             rec.halt = None
             rec.halt_reason = None

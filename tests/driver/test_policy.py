@@ -178,7 +178,7 @@ def test_attest_without_verdict_twice_halts():
     rid = b.launch("a")
     b.submit("a", "c1")
     cand = b.state.nodes["a"].slot.cand.seq
-    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}, attest_errors={"a": (cand, 2)}) if a.node == "a"]
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}, attest_errors={"a": (cand, 2, b.state.seq)}) if a.node == "a"]
     assert acts[0].kind == "halt" and "no verdict twice" in acts[0].reason
 
 
@@ -228,10 +228,19 @@ def test_merge_refused_rebase_or_halt():
     b, rid = accepted_book()
     b.review("a")
     cand = b.state.nodes["a"].slot.cand.seq
-    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "rebase needed: conflicts")})
+    seen = b.state.seq
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "rebase needed: conflicts", seen)})
     assert [a.kind for a in acts if a.node == "a"] == ["rebase"]
-    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "inv:u new debt")})
+    refused = {"a": (cand, "inv:u new debt", seen)}
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused=refused)
     assert [(a.kind, a.reason) for a in acts if a.node == "a"] == [("halt", "merge refused: inv:u new debt")]
+    # The owner answers (here: a ruling naming the node): the remembered refusal no longer stands.
+    b.add(E.Rule(by="owner:cli", channel="delegated", text="defer it", nodes=("a",)))
+    cand_rec = b.state.nodes["a"].slot.cand
+    b.add(E.Review(by="reviewer:r2", node="a", attempt=1, key=cand_rec.keys["review"], verdict="ok", rank=1,
+                   note="acknowledged", ack_rulings=b.state.seq))  # the new ruling is acknowledged
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused=refused)
+    assert [a.kind for a in acts if a.node == "a"] == ["merge"]
 
 
 def test_needs_parent_block_halts_until_a_ruling():
@@ -267,7 +276,8 @@ def test_halted_attempt_gets_nothing_until_a_non_driver_act():
     b.add(E.Halt(by="parent:drive", node="a", attempt=1, reason="x", needs="human"))
     assert [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=1)}) if a.node == "a"] == []
     b.add(E.Resume(by="parent:cli", node="a", note="try again"))
-    assert [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=1)}) if a.node == "a"][0].kind == "halt"
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=1)}) if a.node == "a"]
+    assert [(a.kind, a.reason) for a in acts] == [("send", "interrupted")]  # the resume is acted on
 
 
 def test_max_open_override_and_no_dispatch_when_full():
@@ -314,3 +324,59 @@ def test_writer_ruling_is_delivered_once_as_a_follow_up():
     b.add(E.Rule(by="parent:cli", text="fyi", nodes=("a",)))
     acts = [a for a in b.decide({rid: run(gen=2, state="sealed", ok=True)}) if a.node == "a"]
     assert all(a.reason != "ruling" for a in acts)
+
+
+def test_a_review_block_on_an_old_candidate_gets_a_re_review_not_a_repair():
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.review("a", verdict="block", by="reviewer:drive-a-1-1")
+    sealed = {rid: run(state="sealed", ok=True), rrid: run(state="sealed", ok=True)}
+    assert kinds([a for a in b.decide(sealed) if a.node == "a"]) == [("send", "a", "repair")]
+    b.send("a", "repair")
+    b.submit("a", "c2")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(gen=2, state="sealed", ok=True), rrid: run(state="sealed", ok=True)})
+            if a.node == "a"]
+    assert [(a.kind, a.role, a.n) for a in acts] == [("launch", "reviewer", 1)]  # drive-a-1-1 again can clear it
+
+
+def test_resume_renews_the_repair_budget():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "fail")
+    b.obs("a", "writes", "pass")
+    gen = b.send("a", "repair")
+    b.submit("a", "c2")
+    b.obs("a", "check:t", "fail")
+    b.obs("a", "writes", "pass")
+    sealed = {rid: run(gen=gen, state="sealed", ok=True)}
+    assert "repairs exhausted" in [a for a in b.decide(sealed) if a.node == "a"][0].reason
+    b.add(E.Resume(by="parent:cli", node="a", note="one more try"))
+    assert kinds([a for a in b.decide(sealed) if a.node == "a"]) == [("send", "a", "repair")]
+
+
+def test_nodes_in_back_off_get_no_action_and_are_not_dispatched():
+    b = Book()
+    assert "a" not in [a.node for a in b.decide(backoff={"a"}) if a.kind == "dispatch"]
+    b.dispatch("a")
+    assert not [a for a in b.decide(backoff={"a"}) if a.node == "a"]
+
+
+EVIDENCE_PLAN = PLAN.replace("    review: {count: 1}\n",
+                             "    review: {count: 0}\n    evidence: [{id: ui, what: looked at the page, by: parent}]\n", 1)
+
+
+def test_evidence_due_halts_with_the_evidence_command():
+    b = Book(EVIDENCE_PLAN)
+    b.dispatch("a")
+    rid = b.launch("a")
+    b.add(E.Submit(by="writer:a#1", node="a", attempt=1, commit="c1",
+                   keys={"check:t": "k", "writes": "w", "rulings": "x", "evidence:ui": "e"}))
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
+    assert acts[0].kind == "halt" and acts[0].command.startswith("owed evidence a ui --file")
+    assert "--as parent:<id>" in acts[0].command
