@@ -226,6 +226,7 @@ class Adopt(Entry, tag="adopt"):
     commits: int
     changed: tuple[str, ...]
     note: str
+    keys: dict[str, str] = {}  # invariant id -> key on the adopted commit
 
 
 class Escape(Entry, tag="escape"):

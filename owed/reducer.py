@@ -19,6 +19,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
 from owed.folds import drive as D
+from owed.folds.adopt import fold_adopt
 from owed.folds import judgments as J
 from owed.folds import slots as S
 from owed.folds.evidence import fold_evidence
@@ -109,6 +110,7 @@ _FOLDS = {
     "defer": J.fold_defer,
     "rule": J.fold_rule,
     "merge": J.fold_merge,
+    "adopt": fold_adopt,
     "launch": D.fold_launch,
     "send": D.fold_send,
     "halt": D.fold_halt,

@@ -141,3 +141,21 @@ def brief(
     status = status_view(os.getcwd())
     b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths)
     emit(b, json, render_brief(b))
+
+
+@app.command()
+def adopt(
+    note: Optional[str] = typer.Option(None, "--note", help="What the commits are (required)."),
+    commit: Optional[str] = typer.Option(None, "--commit", help="Must equal what the trunk ref points to."),
+    as_: Optional[str] = AS,
+    i_am_owner: bool = OWNER,
+    json: bool = JSON,
+) -> None:
+    """Owner: record trunk commits made outside owed (a fast-forward), guarded against new invariant debt."""
+    from owed.ops.adopt import adopt as run, render
+
+    res = run(os.getcwd(), note=note or "", commit=commit, as_=as_, i_am_owner=i_am_owner)
+    e = res.entry
+    emit({"seq": e.seq, "by": e.by, "channel": e.channel, "prior": e.prior, "commit": e.commit, "commits": e.commits,
+          "changed": list(e.changed), "note": e.note, "observations": [o.seq for o in res.observations]},
+         json, render(res))

@@ -278,3 +278,45 @@ def test_a_waived_flaky_check_merges_on_its_waived_key(tmp_path, owed):
     r = owed("merge", "f")
     assert r.returncode == 0, r.stderr
     assert [e for e in ledger(repo) if e["kind"] == "merge"]
+
+
+def test_adopt_records_outside_commits_and_unblocks_merges(owed, mrepo):
+    accepted(owed, mrepo, "x", {"x.txt": "x\n"})
+    (mrepo / "CHANGELOG").write_text("0.2.0\n")
+    git(mrepo, "add", "CHANGELOG")
+    git(mrepo, "commit", "-q", "-m", "release 0.2.0")
+    head = git(mrepo, "rev-parse", "main")
+    assert owed("merge", "x").returncode == 1
+    r = owed("adopt")
+    assert r.returncode == 2 and "--note" in r.stderr
+    assert owed("adopt", "--note", "n", "--commit", "HEAD~1").returncode == 1  # not what main points to
+    r = owed("adopt", "--note", "release 0.2.0", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["commit"] == head and doc["commits"] == 1 and doc["changed"] == ["CHANGELOG"]
+    assert doc["by"] == "owner:cli" and doc["channel"] == "delegated"
+    assert "trunk moved outside owed" not in owed("status").stdout
+    assert owed("adopt", "--note", "again").returncode == 1  # nothing to adopt
+    assert owed("merge", "x").returncode == 0
+    report = owed("report").stdout
+    assert "Trunk adoptions:" in report and "release 0.2.0" in report
+    assert owed("verify").returncode == 0
+
+
+def test_adopt_refuses_new_invariant_debt_and_rewritten_trunks(owed, mrepo):
+    main0 = git(mrepo, "rev-parse", "main")
+    (mrepo / "bad.txt").write_text("breaks invariant u\n")
+    git(mrepo, "add", "bad.txt")
+    git(mrepo, "commit", "-q", "-m", "hotfix that breaks u")
+    r = owed("adopt", "--note", "hotfix")
+    assert r.returncode == 1 and "inv:u (obs #" in r.stderr and "does not hold on the adopted commit" in r.stderr
+    es = ledger(mrepo)
+    assert not [e for e in es if e["kind"] == "adopt"] and es[-1]["kind"] == "obs" and es[-1]["verdict"] == "fail"
+    git(mrepo, "reset", "-q", "--hard", main0)
+    (mrepo / "other.txt").write_text("o\n")
+    git(mrepo, "add", "other.txt")
+    git(mrepo, "commit", "-q", "-m", "fine")
+    git(mrepo, "commit", "-q", "--amend", "-m", "fine, amended")
+    git(mrepo, "update-ref", "refs/heads/main", git(mrepo, "commit-tree", "-m", "orphan", git(mrepo, "rev-parse", "HEAD^{tree}")))
+    r = owed("adopt", "--note", "rewritten")
+    assert r.returncode == 1 and "trunk was rewritten" in r.stderr

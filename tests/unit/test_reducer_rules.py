@@ -93,10 +93,21 @@ def test_submit_must_carry_every_obligation_the_plan_asks_for():
 
 def test_unsupported_kinds_are_refused_not_folded_blindly():
     b = Book(PLAN)
-    with pytest.raises(Refused, match="adopt entries are not supported"):
-        b.add(E.Adopt(by="owner:cli", channel="delegated", trunk="main", prior="0" * 40, commit="1" * 40,
-                      commits=1, changed=("x",), note="n"))
-    assert b.state.trunk_commit == "0" * 40
+    with pytest.raises(Refused, match="sweep entries are not supported"):
+        b.add(E.Sweep(by="executor:owed", commit="1" * 40, key="k", verdict="pass"))
+
+
+def test_adopt_is_an_owner_act_on_the_ledger_trunk():
+    b = Book(PLAN)
+    draft = dict(trunk="main", prior="0" * 40, commit="1" * 40, commits=1, changed=("x",), note="release")
+    with pytest.raises(Refused, match="owner act"):
+        b.add(E.Adopt(by="parent:cli", **draft))
+    with pytest.raises(Refused, match="prior is not the ledger trunk"):
+        b.add(E.Adopt(by="owner:cli", channel="delegated", **{**draft, "prior": "2" * 40}))
+    with pytest.raises(Refused, match="needs a note"):
+        b.add(E.Adopt(by="owner:cli", channel="delegated", **{**draft, "note": " "}))
+    b.add(E.Adopt(by="owner:cli", channel="delegated", **draft))
+    assert b.state.trunk_commit == "1" * 40
 
 
 def test_refused_dispatch_and_halt_leave_no_trace_in_the_state():

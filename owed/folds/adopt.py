@@ -1,0 +1,58 @@
+"""Fold of `adopt`: the owner records trunk commits made outside owed (a release commit, a hotfix).
+
+Checked on append and on replay alike: an owner act with a note; the ledger's trunk; `prior` is the ledger
+trunk and `commit` a different commit (a fast-forward of it: owed checks ancestry with git before
+recording); at least one commit; a key for every invariant of the plan; genesis measured; and the adopt
+guard — no new debt: an invariant whose key is unchanged inherits trunk's status; one that passed on the
+ledger trunk must pass on its new key; debt that already existed does not block.
+"""
+
+from __future__ import annotations
+
+from owed import entries as E
+from owed import principals as P
+from owed.folds.slots import refuse
+from owed.state import State
+
+
+def adopt_problems(state: State, plan, e: E.Adopt) -> list[str]:
+    out = []
+    missing = [i for i, k in state.genesis_keys.items()
+               if not ((a := state.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails))]
+    if missing:
+        out.append(f"genesis measurements incomplete: {', '.join(sorted(missing))}")
+    for inv in plan.invariants:
+        key = e.keys.get(inv.id)
+        if key is None:
+            out.append(f"inv:{inv.id} has no key on the adopted commit")
+            continue
+        old_key = state.trunk_keys.get(inv.id)
+        if key == old_key:
+            continue
+        before = state.agg("trunk", f"inv:{inv.id}", old_key) if old_key else None
+        if before is None or before.verdict != "pass":
+            continue  # existing debt (or never measured on this key) does not block an adoption
+        after = state.agg("trunk", f"inv:{inv.id}", key)
+        if after is None or after.verdict != "pass":
+            seq = after.last.seq if after is not None and after.last is not None else None
+            out.append(f"inv:{inv.id}" + (f" (obs #{seq})" if seq is not None else " (not measured)")
+                       + " held on the ledger trunk and does not hold on the adopted commit")
+    return out
+
+
+def fold_adopt(state: State, e: E.Adopt, plan) -> None:
+    if P.role_of(e.by) != "owner":
+        raise refuse(e, "adopting trunk commits is an owner act")
+    if not e.note.strip():
+        raise refuse(e, "an adoption needs a note saying what the commits are")
+    if e.trunk != state.trunk:
+        raise refuse(e, f"the ledger trunk is {state.trunk}, not {e.trunk}")
+    if e.prior != state.trunk_commit:
+        raise refuse(e, "prior is not the ledger trunk (trunk changed); retry")
+    if e.commit == e.prior or e.commits < 1:
+        raise refuse(e, "nothing to adopt: the commit is the ledger trunk")
+    problems = adopt_problems(state, plan, e)
+    if problems:
+        raise refuse(e, "; ".join(problems))
+    state.trunk_commit, state.trunk_seq = e.commit, e.seq
+    state.trunk_keys = dict(e.keys)

@@ -1,0 +1,110 @@
+"""`owed adopt --note T [--commit C]`: the owner records trunk commits made outside owed.
+
+Order: the commit is exactly what refs/heads/<trunk> points to (`--commit` must equal it) → it differs from
+the ledger trunk (else `nothing to adopt`) → it is a fast-forward of it (a rewritten or reset trunk cannot be
+adopted: restore the ref to a descendant) → the owner's authority (under OWED_CONFIRM=owner the range, the
+commit count, every changed path and the note are shown first) → under the `merge` lock: missing genesis
+measurements, then every invariant whose key changed on the adopted commit is measured (a repeated adopt of
+the same commit measures nothing new) → the adopt guard (owed/folds/adopt.py): an invariant that held on the
+ledger trunk and fails on the adopted commit refuses the adoption, naming the deciding observation (the
+observation stays recorded) → the `adopt` entry {trunk, prior, commit, commits, changed, note, keys}, only
+while the ref still points at that commit. Never moves a ref.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from owed import entries as E
+from owed.errors import Refused, UsageError
+from owed.ledger.lock import DirLock
+from owed.ops import authority
+from owed.ops.context import Context
+
+
+@dataclass
+class AdoptResult:
+    entry: E.Adopt
+    observations: list = field(default_factory=list)
+
+
+def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owner: bool) -> AdoptResult:
+    from owed.folds.adopt import adopt_problems
+    from owed.measure.items import invariant_keys
+    from owed.measure.run import Job, measure
+    from owed.ops.attest import _Signals, genesis_jobs, record
+
+    if not (note or "").strip():
+        raise UsageError("owed adopt needs --note saying what the commits are")
+    ctx = Context.load(cwd)
+    repo, st = ctx.repo, ctx.state
+    ref = repo.branch_oid(st.trunk)
+    if ref is None:
+        raise Refused(f"trunk branch {st.trunk} does not exist")
+    if commit is not None:
+        named = repo.rev_parse(commit)
+        if named is None:
+            raise UsageError(f"--commit {commit}: not a commit")
+        if named != ref:
+            raise Refused(f"--commit {commit} is not what {st.trunk} points to ({ref[:12]}); adopt takes exactly "
+                          f"the trunk ref")
+    prior = st.trunk_commit
+    if ref == prior:
+        raise Refused(f"nothing to adopt: {st.trunk} is the ledger trunk {prior[:12]}")
+    if repo.rev_parse(prior) is None or not repo.is_ancestor(prior, ref):
+        raise Refused(f"trunk was rewritten: {st.trunk} {ref[:12]} does not descend from the ledger trunk "
+                      f"{prior[:12]}; restore the ref to a descendant of it (git update-ref refs/heads/{st.trunk} "
+                      f"<descendant> {ref})")
+    count = repo.count_commits(prior, ref)
+    changed = repo.changed_paths(prior, ref)
+    shown = "\n".join(changed[:50]) + (f"\n… +{len(changed) - 50} more paths" if len(changed) > 50 else "")
+    by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
+                                                    f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
+                                                    f"{shown}\nNote: {note}")
+    observed = []
+    with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
+        ctx.reload()
+        plan = ctx.plan
+        with _Signals():
+            g = genesis_jobs(ctx)
+            if g:
+                record(ctx, [measure(repo, plan, j) for j in g])
+                ctx.reload()
+            keys = invariant_keys(repo, plan, ref)
+            jobs = []
+            for inv in plan.invariants:
+                key = keys[inv.id]
+                agg = ctx.state.agg("trunk", f"inv:{inv.id}", key)
+                if key == ctx.state.trunk_keys.get(inv.id) or (agg is not None and (agg.passes or agg.fails)):
+                    continue
+                jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
+            measured = [measure(repo, plan, j) for j in jobs]
+        if measured:
+            shas = [ctx.ledger.put_blob(x.log) if x.log else None for x in measured]
+            _, observed = ctx.ledger.append(lambda s: [x.entry(sha) for x, sha in zip(measured, shas)])
+        draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,
+                        changed=tuple(changed), note=note, keys=keys)
+
+        def make(state):
+            if state.trunk_commit != prior:
+                raise Refused("the ledger trunk moved meanwhile; retry")
+            if repo.branch_oid(state.trunk) != ref:
+                raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
+            problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)
+            if problems:
+                raise Refused(f"adoption of {ref[:12]} refused: {'; '.join(problems)}; fix trunk, then adopt again")
+            return [draft]
+
+        _, written = ctx.ledger.append(make)
+    return AdoptResult(entry=written[0], observations=observed)
+
+
+def render(res: AdoptResult) -> str:
+    e = res.entry
+    lines = [f"Adopted {e.prior[:12]}..{e.commit[:12]} ({e.commits} commit{'s' if e.commits != 1 else ''}) "
+             f"as the ledger trunk: adopt #{e.seq} by {e.by} ({e.channel}): {e.note}"]
+    for o in res.observations:
+        lines.append(f"  {'✔' if o.verdict == 'pass' else '✘'} trunk {o.obligation} {o.verdict} #{o.seq}")
+    lines.append(f"Changed paths ({len(e.changed)}): " + (", ".join(e.changed[:20]) + (" …" if len(e.changed) > 20 else "")
+                                                       if e.changed else "none"))
+    return "\n".join(lines)
