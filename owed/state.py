@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 6
+STATE_VERSION = 7
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -67,6 +67,7 @@ class Slot(_S):
     prev_cand: Cand | None = None  # the candidate a rebase dropped (for range-diff)
     submits: int = 0
     overlaps: list[str] = []
+    commits: list[list] = []  # [submit seq, commit] of every candidate the writer submitted (gc pins them)
 
 
 class ObsRec(_S):
@@ -196,6 +197,7 @@ class RunRec(_S):
 class NodeRec(_S):
     attempts: int = 0
     slot: Slot | None = None
+    past: list[Slot] = []  # earlier attempts' slots, oldest first (gc reclaims their worktrees)
     writers: list[str] = []
     merged: int | None = None
     merge_commit: str | None = None

@@ -89,3 +89,16 @@ def merge(node: str = typer.Argument(...), json: bool = JSON) -> None:
 
     res = run(os.getcwd(), node)
     emit(to_json(res), json, render(res))
+
+
+@app.command()
+def gc(
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be removed and kept; change nothing."),
+    as_: Optional[str] = AS,
+    json: bool = JSON,
+) -> None:
+    """Reclaim clean worktrees and branches of merged or abandoned attempts (submitted commits stay pinned)."""
+    from owed.ops.gc import gc as run, render
+
+    res = run(os.getcwd(), dry_run=dry_run, as_=as_)
+    emit(res.to_json(), json, render(res))

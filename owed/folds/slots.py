@@ -51,6 +51,8 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
     if e.base != state.trunk_commit:
         raise refuse(e, "slot base must be the ledger trunk")
     state.nodes[e.node] = rec
+    if rec.slot is not None:
+        rec.past = [*rec.past, rec.slot]
     rec.attempts = e.attempt
     rec.slot = Slot(node=e.node, attempt=e.attempt, base=e.base, branch=e.branch, worktree=e.worktree, seq=e.seq,
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
@@ -92,6 +94,7 @@ def fold_submit(state: State, e: E.Submit, plan) -> None:
     slot.cand = Cand(seq=e.seq, commit=e.commit, base=slot.base, keys=dict(e.keys), by=e.by, carry=e.carry, ts=e.ts)
     if e.carry is None:
         slot.submits += 1
+        slot.commits = [*slot.commits, [e.seq, e.commit]]
 
 
 def fold_rebase(state: State, e: E.Rebase, plan) -> None:

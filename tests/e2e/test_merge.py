@@ -320,3 +320,28 @@ def test_adopt_refuses_new_invariant_debt_and_rewritten_trunks(owed, mrepo):
     git(mrepo, "update-ref", "refs/heads/main", git(mrepo, "commit-tree", "-m", "orphan", git(mrepo, "rev-parse", "HEAD^{tree}")))
     r = owed("adopt", "--note", "rewritten")
     assert r.returncode == 1 and "trunk was rewritten" in r.stderr
+
+
+def test_gc_reclaims_finished_attempts_and_pins_their_candidates(owed, mrepo):
+    wx = accepted(owed, mrepo, "x", {"x.txt": "x\n"})
+    assert owed("merge", "x").returncode == 0
+    wy = accepted(owed, mrepo, "y", {"y.txt": "y\n"})
+    y_commit = git(wy, "rev-parse", "HEAD")
+    assert owed("abandon", "y", "--note", "not needed").returncode == 0
+    dry = json.loads(owed("gc", "--dry-run", "--json").stdout)
+    assert {(r["node"], bool(r["pinned"])) for r in dry["removed"]} == {("x", False), ("y", True)}
+    assert wx.exists() and wy.exists()  # a dry run changes nothing
+    (wy / "scratch.txt").write_text("work in progress\n")  # dirty: kept, with its branch
+    doc = json.loads(owed("gc", "--json").stdout)
+    assert [r["node"] for r in doc["removed"]] == ["x"] and doc["kept"][0]["node"] == "y"
+    assert not wx.exists() and git(mrepo, "branch", "--list", "owed/x/1") == ""
+    (wy / "scratch.txt").unlink()
+    doc = json.loads(owed("gc", "--json").stdout)
+    assert [r["node"] for r in doc["removed"]] == ["y"] and not wy.exists()
+    pinned = doc["removed"][0]["pinned"]
+    assert len(pinned) == 1 and git(mrepo, "rev-parse", pinned[0]) == y_commit
+    notes = [e for e in ledger(mrepo) if e["kind"] == "note" and e["text"].startswith("gc: removed")]
+    assert len(notes) == 2
+    again = json.loads(owed("gc", "--json").stdout)
+    assert again["removed"] == [] and again["entry"] is None  # a second run changes and records nothing
+    assert owed("verify").returncode == 0
