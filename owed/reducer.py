@@ -76,11 +76,17 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     found = tuple(E.Downgrade(node=d.node, what=d.what) for d in downgrades(old, new))
     if found != tuple(e.downgrades):
         raise _refuse(e, "recorded downgrades differ from the plans' difference")
+    under = None
     if found:
         if role != "owner":
-            listed = "; ".join(f"{d.node}: {d.what}" for d in found)
-            raise _refuse(e, f"downgrades need the owner: {listed}")
-        if not (e.note or "").strip():
+            from owed.plan.allow import uncovered
+
+            missing = uncovered(old, new, downgrades(old, new))
+            if missing:
+                listed = "; ".join(f"{d.node}: {d.what}" for d in missing)
+                raise _refuse(e, f"downgrades need the owner (no allow rule of the prior plan covers them): {listed}")
+            under = state.allow_seq  # every easing traces to the owner act that last set `allow`
+        elif not (e.note or "").strip():
             raise _refuse(e, "an owner downgrade needs --note saying why")
     # A candidate's keys were computed under the old plan: a changed spec (or setup, closure, exec)
     # invalidates it, and the writer submits again.
@@ -92,7 +98,7 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
             slot.cand = None
     if old.allow != new.allow:
         state.allow_seq = e.seq
-    state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev, note=e.note,
+    state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev, note=e.note, under=under,
                          downgrades=[f"{d.node}: {d.what}" for d in e.downgrades])
     state.plans.append(state.plan)
 

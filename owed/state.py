@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 7
+STATE_VERSION = 8
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -39,6 +39,7 @@ class PlanRef(_S):
     rev: str | None = None
     note: str | None = None
     downgrades: list[str] = []  # "node: what"
+    under: int | None = None  # a parent's downgrade under the allowance of plan #under
 
 
 class Cand(_S):

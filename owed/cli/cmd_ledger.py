@@ -70,10 +70,12 @@ def plan_cmd(
         return
     e = r.entry
     doc = {"seq": e.seq, "by": e.by, "channel": e.channel, "plan": r.sha, "prior": e.prior,
-           "downgrades": [{"node": d.node, "what": d.what} for d in r.downgrades], "warnings": r.warnings}
+           "downgrades": [{"node": d.node, "what": d.what} for d in r.downgrades], "warnings": r.warnings,
+           "underAllowance": r.under}
     lines = [f"Recorded plan #{e.seq} {r.sha[:12]} by {e.by}" + (f" ({e.channel})" if e.channel else "")]
     if r.downgrades:
-        lines.append(f"Downgrades ({len(r.downgrades)}):")
+        label = f" by {e.by} under allowance (plan #{r.under})" if r.under is not None else ""
+        lines.append(f"Downgrades ({len(r.downgrades)}){label}:")
         lines += _downgrade_lines(r.downgrades)
     lines += [f"warning: {w}" for w in r.warnings]
     emit(doc, json, "\n".join(lines))

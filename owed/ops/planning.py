@@ -36,6 +36,7 @@ class PlanResult:
     downgrades: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     unchanged: bool = False
+    under: int | None = None  # a parent's downgrades under the allowance of plan #under
 
 
 def _git(args: list[str], cwd: str) -> tuple[int, bytes, str]:
@@ -130,11 +131,21 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
         return PlanResult(entry=None, sha=sha, plan=src.plan, unchanged=True)
     if src.plan.trunk != state.trunk:
         raise Refused(f"the trunk cannot change (ledger trunk is {state.trunk!r}, plan says {src.plan.trunk!r})")
-    found = downgrades(ledger.plan(state.plan.sha), src.plan)
-    if found:
-        listed = "; ".join(f"{d.node}: {d.what}" for d in found)
+    from owed.plan.allow import hint, uncovered
+
+    prior_plan = ledger.plan(state.plan.sha)
+    found = downgrades(prior_plan, src.plan)
+    missing = uncovered(prior_plan, src.plan, found) if found else []
+    if found and not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
+        # Every downgrade is covered by an allow rule of the prior plan: the parent may make it alone
+        # (it stays listed as a downgrade, labelled as made under that allowance).
+        by, channel = authority.actor(as_, "parent:cli"), None
+    elif found:
+        listed = "; ".join(f"{d.node}: {d.what}" for d in missing or found)
         if as_ and P.role_of(as_) != "owner":
-            raise Refused(f"plan downgrades need the owner (refused for {as_}): {listed}")
+            extra = hint(missing)
+            raise Refused(f"plan downgrades need the owner (refused for {as_}; no allow rule covers them): {listed}",
+                          hint=extra)
         if not (note or "").strip():
             raise Refused(f"plan downgrades need --note saying why: {listed}")
         by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]} with downgrades: {listed}\nNote: {note}")
@@ -154,5 +165,6 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
                        rev=src.rev, note=note or None,
                        downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))]
 
-    _, written = ledger.append(make)
-    return PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found, warnings=plan_warnings(src.plan))
+    after, written = ledger.append(make)
+    return PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found, warnings=plan_warnings(src.plan),
+                      under=after.plan.under)

@@ -118,7 +118,8 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
     if changed is not None:
         reads = [matcher(tuple(c.reads)) for c in node.checks]
         untested = [p for p in changed if not any(m(p) for m in reads)]
-    downgrades = [{"plan": p.seq, "by": p.by, "item": d, "note": p.note}
+    downgrades = [{"plan": p.seq, "by": p.by + (f" under allowance (plan #{p.under})" if p.under is not None else ""),
+                   "item": d, "note": p.note}
                   for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
     ex = plan.exec_config
     exec_view = {}

@@ -151,3 +151,31 @@ def test_verify_reports_and_rewrites_a_damaged_plan_cache(owed, repo):
     shutil.rmtree(repo / ".git" / "owed" / "cache")
     shutil.rmtree(repo / ".git" / "owed" / "snapshot", ignore_errors=True)
     assert owed("status").returncode == 0
+
+
+ALLOW_PLAN = QUICKSTART_PLAN.replace("invariants: []\n", "invariants: []\nallow:\n  - nodes: [\"gree*\"]\n"
+                                     "    review_count: 0\n    writes: [docs/]\n")
+
+
+def test_parent_downgrades_covered_by_an_allow_rule_need_no_owner(owed, repo):
+    (repo / "plan.yaml").write_text(ALLOW_PLAN)
+    assert owed("init", "plan.yaml").returncode == 0
+    eased = ALLOW_PLAN.replace("review: {count: 1, min_rank: 1}", "review: {count: 0, min_rank: 1}")
+    eased = eased.replace("writes: [hello.txt]", "writes: [hello.txt, docs/guide.md]")
+    (repo / "plan.yaml").write_text(eased)
+    r = owed("plan", "plan.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["by"] == "parent:cli" and doc["channel"] is None and doc["underAllowance"] == 0
+    assert {d["what"] for d in doc["downgrades"]} == {"review count lowered (1 -> 0)", "writes widened: +docs/guide.md"}
+    assert "under allowance (plan #0)" in owed("why", "greeting").stdout
+    # Outside the allowance: writes elsewhere need the owner, with the rule that would have covered it.
+    (repo / "plan.yaml").write_text(eased.replace("docs/guide.md]", "docs/guide.md, src/]"))
+    r = owed("plan", "plan.yaml", "--as", "parent:lead")
+    assert r.returncode == 1 and "writes widened: +src/" in r.stderr and "docs/" not in r.stderr.split("hint")[0]
+    assert "hint: an allow rule {nodes: ['greeting'], writes: ['src/']}" in r.stderr
+    # A removed node is never covered.
+    (repo / "plan.yaml").write_text("version: 1\ntrunk: main\nnodes: []\n")
+    r = owed("plan", "plan.yaml", "--as", "parent:lead")
+    assert r.returncode == 1 and "node removed" in r.stderr
+    assert owed("verify").returncode == 0
