@@ -63,7 +63,7 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
 
 
 def _plan(state: State, e: E.Plan, plans: Callable) -> None:
-    from owed.plan.downgrades import changed_nodes, downgrades, invalidates, plan_wide_changes
+    from owed.plan.downgrades import can_carry, changed_nodes, downgrades, invalidates, plan_wide_changes
 
     role = P.role_of(e.by)
     if role not in ("owner", "parent"):
@@ -95,6 +95,8 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     for node_id, rec in state.nodes.items():
         slot = rec.slot
         if slot is not None and slot.open and slot.cand is not None and (wide or invalidates(changed.get(node_id, ()))):
+            slot.dropped, slot.dropped_by = slot.cand, e.seq
+            slot.carryable = not wide and can_carry(changed.get(node_id, ()))
             slot.cand = None
     if old.allow != new.allow:
         state.allow_seq = e.seq

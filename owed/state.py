@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 8
+STATE_VERSION = 9
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -66,6 +66,9 @@ class Slot(_S):
     closed: int | None = None  # seq of the merge / abandon that closed it
     cand: Cand | None = None
     prev_cand: Cand | None = None  # the candidate a rebase dropped (for range-diff)
+    dropped: Cand | None = None  # the candidate a plan change invalidated (a carry submit may restore it)
+    dropped_by: int | None = None  # seq of that plan entry
+    carryable: bool = False  # that change touched only checks, writes, type, drive or later of the node
     submits: int = 0
     overlaps: list[str] = []
     commits: list[list] = []  # [submit seq, commit] of every candidate the writer submitted (gc pins them)

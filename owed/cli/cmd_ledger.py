@@ -77,7 +77,11 @@ def plan_cmd(
         label = f" by {e.by} under allowance (plan #{r.under})" if r.under is not None else ""
         lines.append(f"Downgrades ({len(r.downgrades)}){label}:")
         lines += _downgrade_lines(r.downgrades)
+    lines += [f"Carried {n}: candidate #{c} carried by plan #{e.seq} from submit #{s}" for n, c, s in r.carried]
+    lines += [f"Not carried {n}: {why}" for n, why in r.not_carried]
     lines += [f"warning: {w}" for w in r.warnings]
+    doc["carried"] = [{"node": n, "seq": c, "from": s} for n, c, s in r.carried]
+    doc["notCarried"] = [{"node": n, "reason": why} for n, why in r.not_carried]
     emit(doc, json, "\n".join(lines))
 
 

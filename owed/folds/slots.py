@@ -80,8 +80,10 @@ def fold_submit(state: State, e: E.Submit, plan) -> None:
     if e.carry is not None:
         if e.by != P.EXECUTOR:
             raise refuse(e, "a carry submit is owed's own (executor:owed)")
-        if slot.cand is None or slot.cand.commit != e.commit:
-            raise refuse(e, "a carry submit keeps the open candidate's commit")
+        if slot.dropped is None or slot.dropped_by != e.carry or slot.dropped.commit != e.commit or slot.cand is not None:
+            raise refuse(e, "a carry submit restores, under the new plan, the candidate that plan just invalidated")
+        if not slot.carryable:
+            raise refuse(e, "the plan changed more of this node than checks and writes: the writer submits again")
     elif e.by != writer:
         raise refuse(e, f"only the slot's writer ({writer}) may submit")
     owed = expected_obligations(plan.node(e.node))

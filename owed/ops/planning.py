@@ -37,6 +37,8 @@ class PlanResult:
     warnings: list = field(default_factory=list)
     unchanged: bool = False
     under: int | None = None  # a parent's downgrades under the allowance of plan #under
+    carried: list = field(default_factory=list)  # (node, carry submit seq, original submit seq)
+    not_carried: list = field(default_factory=list)  # (node, reason)
 
 
 def _git(args: list[str], cwd: str) -> tuple[int, bytes, str]:
@@ -157,14 +159,53 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
             raise Refused(f"{by} may not record a plan (owner or parent only)")
     ledger.put_blob(src.blob)
     prior = state.plan.sha
+    carries, not_carried = _carries(cwd, state, prior_plan, src.plan)
 
     def make(st):
         if st.plan.sha != prior:
             raise Refused("the plan changed while this update was prepared; retry")
-        return [E.Plan(seq=-1, ts="", prev="", by=by, channel=channel, prior=prior, plan=sha, path=src.path,
+        entry = E.Plan(seq=-1, ts="", prev="", by=by, channel=channel, prior=prior, plan=sha, path=src.path,
                        rev=src.rev, note=note or None,
-                       downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))]
+                       downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))
+        # The candidates this plan invalidates only in checks/writes are carried in the same step: a submit
+        # by owed of the same commit on the same base, with keys recomputed under the new plan.
+        carry = [E.Submit(by="executor:owed", node=n, attempt=a, commit=c, keys=k, carry=st.seq + 1)
+                 for n, (a, c, k) in carries.items()
+                 if (slot := st.open_slot(n)) is not None and slot.attempt == a and slot.cand is not None
+                 and slot.cand.commit == c]
+        return [entry, *carry]
 
     after, written = ledger.append(make)
-    return PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found, warnings=plan_warnings(src.plan),
-                      under=after.plan.under)
+    res = PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found, warnings=plan_warnings(src.plan),
+                     under=after.plan.under)
+    res.carried = [(e.node, e.seq, after.nodes[e.node].slot.dropped.seq) for e in written[1:]]
+    res.not_carried = not_carried
+    return res
+
+
+def _carries(cwd: str, state, old, new) -> tuple[dict, list]:
+    """Open candidates the new plan invalidates only in checks/writes (and type/drive/later): their keys under
+    the new plan, computed from git before the lock (commit and base do not change). Others: why not."""
+    from owed.git import Repo
+    from owed.measure.items import candidate_keys
+    from owed.plan.downgrades import can_carry, changed_nodes, invalidates, plan_wide_changes
+
+    if plan_wide_changes(old, new):
+        return {}, []
+    changed = changed_nodes(old, new)
+    out, skipped = {}, []
+    repo = None
+    for node_id, fields in sorted(changed.items()):
+        slot = state.open_slot(node_id)
+        if slot is None or slot.cand is None or not invalidates(fields):
+            continue
+        if not can_carry(fields):
+            skipped.append((node_id, f"changed {', '.join(sorted(fields))}: the writer submits again"))
+            continue
+        repo = repo or Repo.discover(cwd)
+        if repo.rev_parse(slot.cand.commit) is None:
+            skipped.append((node_id, f"commit {slot.cand.commit[:12]} is gone"))
+            continue
+        keys = candidate_keys(repo, new, new.node(node_id), slot.base, slot.cand.commit, slot.attempt)
+        out[node_id] = (slot.attempt, slot.cand.commit, keys)
+    return out, skipped

@@ -131,7 +131,8 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
         "node": node_id, "title": node.title, "phase": _phase(state, plan, node_id),
         "exec": exec_view or None,
         "attempt": slot.attempt if slot else (rec.attempts if rec else 0),
-        "candidate": {"seq": cand.seq, "commit": cand.commit, "base": cand.base} if cand else None,
+        "candidate": {"seq": cand.seq, "commit": cand.commit, "base": cand.base,
+                      **({"carriedBy": cand.carry} if cand.carry is not None else {})} if cand else None,
         "merge": {"seq": rec.merged, "commit": rec.merge_commit} if merged else None,
         "worktree": slot.worktree if slot else None,
         "accepted": bool(its) and not merged and accepted(state, plan, node_id),
@@ -145,7 +146,8 @@ def render(v: dict) -> str:
     out = [head]
     c = v["candidate"]
     if c:
-        out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})")
+        out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})"
+                   + (f", carried by plan #{c['carriedBy']}" if c.get("carriedBy") is not None else ""))
     elif v["worktree"]:
         out.append(f"No candidate yet: the writer works in {v['worktree']} and runs owed submit {v['node']}")
     if v.get("exec"):

@@ -71,3 +71,37 @@ def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
     owed("review", "greeting", "--ok", "--as", "reviewer:r", "--note", "fine")
     doc = json.loads(owed("status", "--full", "--json").stdout)
     assert doc["mergeQueue"] == ["greeting"] and doc["receipts"][0]["node"] == "greeting"
+
+
+def test_plan_change_in_checks_carries_the_candidate_other_changes_do_not(tmp_path, owed):
+    from tests.conftest import QUICKSTART_PLAN, make_repo
+
+    repo = make_repo(tmp_path / "c")
+    owed.cwd = repo
+    owed("init", "plan.yaml")
+    owed("dispatch", "greeting")
+    wt = repo / ".owed" / "wt" / "greeting-1"
+    (wt / "hello.txt").write_text("hello\n")
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "g")
+    owed("submit", "greeting", cwd=wt)
+    assert owed("attest", "greeting").returncode == 4
+    more = QUICKSTART_PLAN.replace("    review:", "      - {id: size, run: 'test -s hello.txt', timeout_s: 10, "
+                                               "reads: [hello.txt]}\n    review:")
+    assert more != QUICKSTART_PLAN
+    (repo / "plan.yaml").write_text(more)
+    r = owed("plan", "plan.yaml", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [c["node"] for c in doc["carried"]] == ["greeting"]
+    why = json.loads(owed("why", "greeting", "--json").stdout)
+    assert why["candidate"]["carriedBy"] == doc["seq"]
+    marks = {i["obligation"]: i["mark"] for i in why["items"]}
+    assert marks["check:content"] == "E" and marks["check:size"] == "D"  # unchanged keys keep their evidence
+    r = owed("attest", "greeting", "--json")
+    assert [o["obligation"] for o in json.loads(r.stdout)["recorded"]] == ["check:size"]
+    (repo / "plan.yaml").write_text(more.replace("brief: Create", "brief: Please create"))
+    doc = json.loads(owed("plan", "plan.yaml", "--json").stdout)
+    assert doc["carried"] == [] and doc["notCarried"][0]["node"] == "greeting"
+    assert json.loads(owed("why", "greeting", "--json").stdout)["candidate"] is None
+    assert owed("verify").returncode == 0
