@@ -19,6 +19,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
 from owed.folds import drive as D
+from owed.folds import escapes as X
 from owed.folds.adopt import fold_adopt
 from owed.folds import judgments as J
 from owed.folds import slots as S
@@ -119,6 +120,9 @@ _FOLDS = {
     "rule": J.fold_rule,
     "merge": J.fold_merge,
     "adopt": fold_adopt,
+    "escape": X.fold_escape,
+    "decoy-commit": X.fold_decoy_commit,
+    "decoy-reveal": X.fold_decoy_reveal,
     "launch": D.fold_launch,
     "send": D.fold_send,
     "halt": D.fold_halt,

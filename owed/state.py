@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 9
+STATE_VERSION = 10
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -241,6 +241,12 @@ class State(msgspec.Struct, kw_only=True):
     obs: dict[str, ObsAgg] = {}  # item id "subject\x1fobligation\x1fkey" -> aggregate
     rules: list[RuleRec] = []
     merges: list[int] = []
+    merge_nodes: dict[int, str] = {}  # merge seq -> node
+    first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
+    escapes: list[list] = []  # [seq, node, merge seq, class]
+    decoy_commits: dict[str, int] = {}  # digest -> seq
+    decoys_revealed: list[str] = []  # digests
+    decoys: dict[str, str] = {}  # revealed decoy node -> defect
 
     @property
     def initialized(self) -> bool:

@@ -127,9 +127,13 @@ def report(
     from owed.ledger.store import Ledger
     from owed.views.report import build_report, render_report
 
+    from owed.ops.escapes import escapes_view
+
     ledger = Ledger.discover()
     ledger.require()
-    r = build_report(ledger.read_all(), since)
+    entries = ledger.read_all()
+    r = build_report(entries, since)
+    r["escapeMetric"] = escapes_view(ledger.state(), entries)
     emit(r, json, render_report(r))
 
 

@@ -288,3 +288,4 @@ def fold_merge(state: State, e: E.Merge, plan) -> None:
     state.trunk_commit, state.trunk_seq = e.commit, e.seq
     state.trunk_keys = dict(e.invariants)
     state.merges.append(e.seq)
+    state.merge_nodes[e.seq] = e.node

@@ -51,6 +51,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
     if e.base != state.trunk_commit:
         raise refuse(e, "slot base must be the ledger trunk")
     state.nodes[e.node] = rec
+    state.first_dispatch.setdefault(e.node, e.seq)
     if rec.slot is not None:
         rec.past = [*rec.past, rec.slot]
     rec.attempts = e.attempt

@@ -126,9 +126,17 @@ def render_report(r: dict) -> str:
     if r["adoptions"]:
         out.append("Trunk adoptions:")
         out += [f"  #{a['seq']} {a['commits']} commit(s) → {a['commit'][:12]}: {a['note']}" for a in r["adoptions"]]
-    if r["escapes"]:
+    m = r.get("escapeMetric")
+    if r["escapes"] or (m and (m["total"] or m["decoys"])):
         out.append("Escapes:")
         out += [f"  #{x['seq']} {x['node']} (merge #{x['merge']}) {x['class']}: {x['note']}" for x in r["escapes"]]
+        if m:
+            counts = ", ".join(f"{c} {n}" for c, n in m["byClass"].items() if n)
+            out.append(f"  by class: {counts or 'none'}")
+            if m["decoys"]:
+                out.append("  decoys: " + ", ".join(f"{n} {v}" for n, v in sorted(m["decoys"].items())))
+                rate = "n/a" if m["rate"] is None else f"{m['rate']:.0%}"
+                out.append(f"  escape rate: {rate} ({m['escaped']} escaped / {m['caught'] + m['escaped']} decided)")
     return "\n".join(out)
 
 

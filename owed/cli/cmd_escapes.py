@@ -1,0 +1,68 @@
+"""Commands of the north-star metric: escape, decoy digest|commit|reveal."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from owed.cli.app import app
+from owed.cli.output import emit
+
+JSON = typer.Option(False, "--json", help="Print one JSON document.")
+AS = typer.Option(None, "--as", help="Act as this principal (role:id).")
+OWNER = typer.Option(False, "--i-am-owner", help="Record the owner act on the visible `flag` channel.")
+
+decoy_app = typer.Typer(help="Decoys: nodes planted with a known defect, to measure the escape rate.",
+                        no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(decoy_app, name="decoy")
+
+
+@app.command()
+def escape(
+    node: str = typer.Argument(...),
+    merge: int = typer.Option(..., "--merge", help="The merge (ledger seq) the defect escaped through."),
+    klass: str = typer.Option(..., "--class", help="missing | false-pass | reuse | weak | waiver"),
+    note: str = typer.Option(..., "--note"),
+    evidence: Optional[str] = typer.Option(None, "--evidence", help="Where the defect was found (an issue, a log)."),
+    as_: Optional[str] = AS,
+    json: bool = JSON,
+) -> None:
+    """Record a defect found after a node was merged, against that merge."""
+    from owed.ops.escapes import escape as run
+
+    e = run(os.getcwd(), node, merge=merge, klass=klass, note=note, evidence=evidence, as_=as_)
+    emit({"seq": e.seq, "node": e.node, "merge": e.merge, "class": e.class_, "by": e.by}, json,
+         f"Recorded escape #{e.seq}: {e.node} through merge #{e.merge} ({e.class_}) by {e.by}")
+
+
+@decoy_app.command("digest")
+def decoy_digest_cmd(file: str = typer.Argument(...), json: bool = JSON) -> None:
+    """Print the sha256 to commit for a decoy file; writes nothing."""
+    from owed.ops.escapes import decoy_digest, read_decoys
+
+    nonce, decoys = read_decoys(file)
+    d = decoy_digest(nonce, decoys)
+    emit({"digest": d}, json, d)
+
+
+@decoy_app.command("commit")
+def decoy_commit_cmd(digest: str = typer.Argument(...), as_: Optional[str] = AS, i_am_owner: bool = OWNER,
+                     json: bool = JSON) -> None:
+    """Owner: commit to a set of decoys by digest, before any of them is dispatched."""
+    from owed.ops.escapes import commit
+
+    e = commit(os.getcwd(), digest, as_=as_, i_am_owner=i_am_owner)
+    emit({"seq": e.seq, "digest": e.digest}, json, f"Committed decoys #{e.seq}: {e.digest}")
+
+
+@decoy_app.command("reveal")
+def decoy_reveal_cmd(file: str = typer.Argument(...), as_: Optional[str] = AS, i_am_owner: bool = OWNER,
+                     json: bool = JSON) -> None:
+    """Owner: reveal the decoys of an earlier commitment so their outcomes count."""
+    from owed.ops.escapes import reveal
+
+    e = reveal(os.getcwd(), file, as_=as_, i_am_owner=i_am_owner)
+    emit({"seq": e.seq, "decoys": [d.node for d in e.decoys]}, json,
+         f"Revealed {len(e.decoys)} decoy(s) #{e.seq}: {', '.join(d.node for d in e.decoys)}")
