@@ -169,3 +169,22 @@ def adopt(
     emit({"seq": e.seq, "by": e.by, "channel": e.channel, "prior": e.prior, "commit": e.commit, "commits": e.commits,
           "changed": list(e.changed), "note": e.note, "observations": [o.seq for o in res.observations]},
          json, render(res))
+
+
+@app.command()
+def amend(
+    node: str = typer.Argument(...),
+    writes: str = typer.Option(..., "--writes", help="+path[,+path…] to add to the node's writes."),
+    note: str = typer.Option(..., "--note", help="The limit of the widening (the writer receives it)."),
+    plan_file: Optional[str] = typer.Option(None, "--plan", help="The plan file (default: the recorded one)."),
+    as_: Optional[str] = AS,
+    i_am_owner: bool = OWNER,
+    json: bool = JSON,
+) -> None:
+    """Widen one node's writes in the plan file (comments kept) and record it, with a ruling, in one step."""
+    from owed.ops.amend import amend as run
+
+    r = run(os.getcwd(), node, writes=writes, note=note, plan_file=plan_file, as_=as_, i_am_owner=i_am_owner)
+    emit(r, json, f"Recorded plan #{r['plan']} by {r['by']}" + (f" ({r['channel']})" if r["channel"] else "")
+         + f": writes of {node} widened: +{', +'.join(r['paths'])}; ruling #{r['rule']}"
+         + (f"\nCarried {', '.join(r['carried'])}" if r["carried"] else "") + f"\nUpdated {r['file']}")

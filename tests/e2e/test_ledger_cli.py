@@ -179,3 +179,33 @@ def test_parent_downgrades_covered_by_an_allow_rule_need_no_owner(owed, repo):
     r = owed("plan", "plan.yaml", "--as", "parent:lead")
     assert r.returncode == 1 and "node removed" in r.stderr
     assert owed("verify").returncode == 0
+
+
+def test_amend_widens_writes_keeps_comments_and_records_a_ruling(owed, repo):
+    from tests.conftest import git
+
+    text = QUICKSTART_PLAN.replace("version: 1\n", "version: 1\n# the acceptance plan (kept by amend)\n")
+    (repo / "plan.yaml").write_text(text)
+    git(repo, "commit", "-qam", "comment")
+    assert owed("init", "plan.yaml").returncode == 0
+    assert owed("amend", "greeting", "--writes", "docs/", "--note", "n").returncode == 2  # needs a +
+    edited = text.replace("title: Add a greeting", "title: Add a nicer greeting")
+    (repo / "plan.yaml").write_text(edited)  # a semantic edit nobody recorded
+    r = owed("amend", "greeting", "--writes", "+docs/", "--note", "n")
+    assert r.returncode == 1 and "unrecorded edits" in r.stderr
+    assert (repo / "plan.yaml").read_text() == edited and len(ledger_lines(repo)) == 1
+    (repo / "plan.yaml").write_text(text)
+    before = (repo / "plan.yaml").read_text()
+    r = owed("amend", "greeting", "--writes", "+docs/hello.md", "--note", "only the greeting's doc", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    after = (repo / "plan.yaml").read_text()
+    assert after != before and "# the acceptance plan (kept by amend)" in after and "docs/hello.md" in after
+    lines = ledger_lines(repo)
+    plan_e, rule_e = json.loads(lines[-2]), json.loads(lines[-1])
+    assert plan_e["kind"] == "plan" and plan_e["downgrades"] == [{"node": "greeting", "what": "writes widened: +docs/hello.md"}]
+    assert rule_e["kind"] == "rule" and rule_e["text"] == (
+        f"writes of greeting widened by plan #{plan_e['seq']}: +docs/hello.md. Limit: only the greeting's doc")
+    assert doc["by"] == "owner:cli" and doc["channel"] == "delegated"
+    assert owed("plan", "plan.yaml").stdout.startswith("Plan unchanged")  # the file is the recorded plan
+    assert owed("verify").returncode == 0
