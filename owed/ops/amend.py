@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 from owed import entries as E
@@ -29,6 +30,10 @@ def _edit(text: str, node_id: str, paths: list[str]) -> str:
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 4096
+    # Keep the file's list style: `key:\n  - item` (indented dashes) or `key:\n- item`.
+    m = re.search(r"^(\s*)[A-Za-z_]+:\s*\n(\s*)- ", text, re.M)
+    if m and len(m.group(2)) > len(m.group(1)):
+        yaml.indent(mapping=2, sequence=len(m.group(2)) - len(m.group(1)) + 2, offset=len(m.group(2)) - len(m.group(1)))
     doc = yaml.load(text)
     for node in doc.get("nodes") or []:
         if node.get("id") == node_id:

@@ -209,3 +209,12 @@ def test_amend_widens_writes_keeps_comments_and_records_a_ruling(owed, repo):
     assert doc["by"] == "owner:cli" and doc["channel"] == "delegated"
     assert owed("plan", "plan.yaml").stdout.startswith("Plan unchanged")  # the file is the recorded plan
     assert owed("verify").returncode == 0
+
+
+def test_amend_keeps_the_files_list_style(owed, repo):
+    before = (repo / "plan.yaml").read_text()
+    assert "\n  - id: greeting" in before
+    assert owed("init", "plan.yaml").returncode == 0
+    assert owed("amend", "greeting", "--writes", "+docs/", "--note", "docs only").returncode == 0
+    after = (repo / "plan.yaml").read_text()
+    assert after == before.replace("writes: [hello.txt]", "writes: [hello.txt, docs/]")
