@@ -53,7 +53,8 @@ def test_quickstart_transcript(tmp_path, owed):
     assert status["summary"]["merged"] == 1 and status["needsYou"] == []
 
 
-def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
+def attested_greeting(tmp_path, owed):
+    """A fresh quickstart repository whose greeting candidate is submitted and attested (review owed)."""
     from tests.conftest import make_repo
 
     repo = make_repo(tmp_path / "r")
@@ -65,7 +66,12 @@ def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
     git(wt, "add", "-A")
     git(wt, "commit", "-qm", "g")
     owed("submit", "greeting", cwd=wt)
-    owed("attest", "greeting")
+    assert owed("attest", "greeting").returncode == 4
+    return repo
+
+
+def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
+    attested_greeting(tmp_path, owed)
     out = owed("status", "--full").stdout
     assert "Merge queue: none" in out and "greeting: E check:content, E writes, D review (reviewer)" in out
     owed("review", "greeting", "--ok", "--as", "reviewer:r", "--note", "fine")
@@ -74,18 +80,9 @@ def test_status_full_shows_the_merge_queue_and_receipts(tmp_path, owed):
 
 
 def test_plan_change_in_checks_carries_the_candidate_other_changes_do_not(tmp_path, owed):
-    from tests.conftest import QUICKSTART_PLAN, make_repo
+    from tests.conftest import QUICKSTART_PLAN
 
-    repo = make_repo(tmp_path / "c")
-    owed.cwd = repo
-    owed("init", "plan.yaml")
-    owed("dispatch", "greeting")
-    wt = repo / ".owed" / "wt" / "greeting-1"
-    (wt / "hello.txt").write_text("hello\n")
-    git(wt, "add", "-A")
-    git(wt, "commit", "-qm", "g")
-    owed("submit", "greeting", cwd=wt)
-    assert owed("attest", "greeting").returncode == 4
+    repo = attested_greeting(tmp_path, owed)
     more = QUICKSTART_PLAN.replace("    review:", "      - {id: size, run: 'test -s hello.txt', timeout_s: 10, "
                                                "reads: [hello.txt]}\n    review:")
     assert more != QUICKSTART_PLAN
