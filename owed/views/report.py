@@ -117,8 +117,9 @@ def render_report(r: dict) -> str:
     downs = [p for p in r["plans"] if p["downgrades"]]
     if downs:
         out.append("Downgrades:")
-        out += [f"  plan #{p['seq']} by {p['by']}: {d}" + (f" — {p['note']}" if p["note"] else "")
-                for p in downs for d in p["downgrades"]]
+        # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
+        out += [f"  plan #{p['seq']} by {p['by']}{' under allowance' if p['by'].startswith('parent:') else ''}: {d}"
+                + (f" — {p['note']}" if p["note"] else "") for p in downs for d in p["downgrades"]]
     if r["ownerDecisions"]:
         out.append("Owner decisions:")
         out += [f"  #{a['seq']} {a['what']} by {a['by']} ({a['channel']})" + (f": {a['reason']}" if a["reason"] else "")

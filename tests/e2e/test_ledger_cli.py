@@ -169,6 +169,7 @@ def test_parent_downgrades_covered_by_an_allow_rule_need_no_owner(owed, repo):
     assert doc["by"] == "parent:cli" and doc["channel"] is None and doc["underAllowance"] == 0
     assert {d["what"] for d in doc["downgrades"]} == {"review count lowered (1 -> 0)", "writes widened: +docs/guide.md"}
     assert "under allowance (plan #0)" in owed("why", "greeting").stdout
+    assert "by parent:cli under allowance: greeting: review count lowered (1 -> 0)" in owed("report").stdout
     # Outside the allowance: writes elsewhere need the owner, with the rule that would have covered it.
     (repo / "plan.yaml").write_text(eased.replace("docs/guide.md]", "docs/guide.md, src/]"))
     r = owed("plan", "plan.yaml", "--as", "parent:lead")
