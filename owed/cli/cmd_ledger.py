@@ -121,17 +121,27 @@ def verify(
 @app.command()
 def report(
     since: Optional[str] = typer.Option(None, "--since", help="A ledger seq (exclusive) or an ISO-8601 time."),
+    metrics: bool = typer.Option(False, "--metrics", help="How well the loop runs (parent acts, timings, …)."),
+    until: Optional[str] = typer.Option(None, "--until", help="With --metrics: up to this seq or time (inclusive)."),
     json: bool = JSON,
 ) -> None:
-    """What happened: merges, observations, reviews, rulings, downgrades, owner decisions."""
+    """What happened: merges, observations, reviews, rulings, downgrades, owner decisions (--metrics: rates)."""
+    from owed.errors import UsageError
     from owed.ledger.store import Ledger
+    from owed.ops.escapes import escapes_view
     from owed.views.report import build_report, render_report
 
-    from owed.ops.escapes import escapes_view
-
+    if until is not None and not metrics:
+        raise UsageError("--until goes with --metrics")
     ledger = Ledger.discover()
     ledger.require()
     entries = ledger.read_all()
+    if metrics:
+        from owed.views.metrics import metrics as compute, render
+
+        m = compute(entries, since, until)
+        emit(m, json, render(m))
+        return
     r = build_report(entries, since)
     r["escapeMetric"] = escapes_view(ledger.state(), entries)
     emit(r, json, render_report(r))

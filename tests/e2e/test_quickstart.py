@@ -102,3 +102,17 @@ def test_plan_change_in_checks_carries_the_candidate_other_changes_do_not(tmp_pa
     assert doc["carried"] == [] and doc["notCarried"][0]["node"] == "greeting"
     assert json.loads(owed("why", "greeting", "--json").stdout)["candidate"] is None
     assert owed("verify").returncode == 0
+
+
+def test_report_metrics_after_a_merge(tmp_path, owed):
+    repo = attested_greeting(tmp_path, owed)
+    owed("review", "greeting", "--ok", "--as", "reviewer:r", "--note", "fine")
+    assert owed("merge", "greeting").returncode == 0
+    m = json.loads(owed("report", "--metrics", "--json").stdout)
+    assert m["merged"] == 1 and m["firstPass"] == 1.0 and m["repairsPerMergedNode"] == 0.0
+    assert m["parentActs"]["total"] == 1 and m["parentActs"]["byClass"]["other"] == 1  # the owner's init
+    assert m["submitToMerge"]["median"] is not None and m["submitToMerge"]["median"] >= 0
+    assert json.loads(owed("report", "--metrics", "--since", "999", "--json").stdout)["merged"] == 0
+    assert "First-pass acceptance: 100%" in owed("report", "--metrics").stdout
+    assert owed("report", "--until", "3").returncode == 2
+    assert repo.exists()

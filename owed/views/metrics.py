@@ -1,0 +1,142 @@
+"""`owed report --metrics [--since] [--until]`: how well the loop runs, from the ledger alone (pure).
+
+Window: `since` exclusive, `until` inclusive (a seq, an ISO time or a date); merges and interruptions count
+by their own entries, earlier history supplies timing and classification. Figures:
+- merged: merges in the window; interruptions: driver halts plus answers (rules answering a writer), and per
+  merged node;
+- submitToMerge (median, p90, max) and firstDispatchToMerge (median, p90), in milliseconds;
+- firstPass: merged nodes accepted at attempt 1 with no failure or review block before their merge, as a
+  fraction of merged;
+- repairsPerMergedNode: writer submits after the first one of each attempt (abandoned attempts included,
+  owed's carry submits excluded), summed per merged node;
+- parentActs {total, perMergedNode, byClass}: owner and parent entries other than the driver's and other
+  than dispatch/launch/send, one class each, first match: writes (a plan whose downgrades are only writes
+  widenings, or an amend ruling), answer, trunk (adopt), resume, rule, plan, review (owner reviews), waive,
+  defer, evidence, abandon, approve, other; grants {total, perMergedNode}.
+Unavailable values are null; ratios are fractions.
+"""
+
+from __future__ import annotations
+
+from owed import entries as E
+from owed.views.report import since_filter
+from owed.views.status import parse_ts
+
+CLASSES = ("writes", "answer", "trunk", "resume", "rule", "plan", "review", "waive", "defer", "evidence", "abandon",
+           "approve", "other")
+
+
+def _pct(values: list[int], q: float) -> int | None:
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))]
+
+
+def _ms(a: str, b: str) -> int | None:
+    ta, tb = parse_ts(a), parse_ts(b)
+    return None if ta is None or tb is None else int((tb - ta).total_seconds() * 1000)
+
+
+def _klass(e) -> str | None:
+    k = E.kind_of(e)
+    if e.by == "parent:drive" or k in ("dispatch", "launch", "send") or not e.by.startswith(("owner:", "parent:")):
+        return None
+    if k == "plan":
+        if e.downgrades and all(d.what.startswith("writes widened") for d in e.downgrades):
+            return "writes"
+        return "plan"
+    if k == "rule":
+        if " widened by plan #" in e.text and e.text.startswith("writes of "):
+            return "writes"
+        return "answer" if e.answer is not None else "rule"
+    if k == "adopt":
+        return "trunk"
+    if k in ("resume", "waive", "defer", "evidence", "abandon"):
+        return k
+    if k == "review":
+        return "review"
+    return "other"
+
+
+def metrics(entries: list, since: str | None, until: str | None) -> dict:
+    after = since_filter(since)
+    upto = (lambda e: True) if until is None else (lambda e, f=since_filter(until): not f(e))
+    window = [e for e in entries if after(e) and upto(e)]
+    first_dispatch, submits, blocked_before = {}, {}, {}
+    last_submit = {}
+    for e in entries:
+        k = E.kind_of(e)
+        if k == "dispatch":
+            first_dispatch.setdefault(e.node, e)
+        elif k == "submit" and e.carry is None:
+            submits.setdefault((e.node, e.attempt), []).append(e)
+            last_submit[(e.node, e.attempt)] = e
+        elif (k == "obs" and e.verdict == "fail" and e.merging is None and e.probe is None and e.subject != "trunk") or (
+                k == "review" and e.verdict == "block"):
+            node = e.subject if k == "obs" else e.node
+            blocked_before.setdefault(node, e.seq)
+    merges = [e for e in window if E.kind_of(e) == "merge"]
+    s2m, d2m, first_pass, repairs = [], [], 0, 0
+    for m in merges:
+        sub = last_submit.get((m.node, m.attempt))
+        if sub is not None and sub.seq < m.seq and (v := _ms(sub.ts, m.ts)) is not None:
+            s2m.append(v)
+        fd = first_dispatch.get(m.node)
+        if fd is not None and (v := _ms(fd.ts, m.ts)) is not None:
+            d2m.append(v)
+        if m.attempt == 1 and not (m.node in blocked_before and blocked_before[m.node] < m.seq):
+            first_pass += 1
+        repairs += sum(max(0, len([s for s in subs if s.seq < m.seq]) - 1)
+                       for (n, _a), subs in submits.items() if n == m.node)
+    halts = sum(1 for e in window if E.kind_of(e) == "halt")
+    answers = sum(1 for e in window if E.kind_of(e) == "rule" and e.answer is not None)
+    by_class = {c: 0 for c in CLASSES}
+    for e in window:
+        c = _klass(e)
+        if c is not None:
+            by_class[c] += 1
+    acts = sum(by_class.values())
+    grants = sum(1 for e in window if E.kind_of(e) == "grant")
+    n = len(merges)
+
+    def per(x):
+        return None if n == 0 else round(x / n, 4)
+
+    return {
+        "since": since, "until": until, "merged": n,
+        "interruptions": {"total": halts + answers, "halts": halts, "answers": answers, "perMergedNode": per(halts + answers)},
+        "submitToMerge": {"median": _pct(s2m, 0.5), "p90": _pct(s2m, 0.9), "max": max(s2m) if s2m else None},
+        "firstDispatchToMerge": {"median": _pct(d2m, 0.5), "p90": _pct(d2m, 0.9)},
+        "firstPass": None if n == 0 else round(first_pass / n, 4),
+        "repairsPerMergedNode": per(repairs),
+        "parentActs": {"total": acts, "perMergedNode": per(acts), "byClass": by_class},
+        "grants": {"total": grants, "perMergedNode": per(grants)},
+    }
+
+
+def render(m: dict) -> str:
+    def dur(v):
+        return "n/a" if v is None else (f"{v / 1000:.1f} s" if v < 120000 else f"{v / 60000:.1f} min")
+
+    def val(v):
+        return "n/a" if v is None else f"{v:g}"
+
+    pa = m["parentActs"]
+    first_pass = "n/a" if m["firstPass"] is None else f"{m['firstPass']:.0%}"
+    top = sorted(((c, k) for c, k in pa["byClass"].items() if k), key=lambda x: (-x[1], x[0]))[:5]
+    return "\n".join([
+        f"owed metrics{' since ' + m['since'] if m['since'] else ''}{' until ' + m['until'] if m['until'] else ''}: "
+        f"{m['merged']} merged",
+        f"Parent acts per merged node: {val(pa['perMergedNode'])} ({pa['total']} acts)"
+        + (f" — {', '.join(f'{c} {k}' for c, k in top)}" if top else ""),
+        f"Grants: {m['grants']['total']} ({val(m['grants']['perMergedNode'])} per merged node)",
+        f"Driver halts + answers per merged node (partial): {val(m['interruptions']['perMergedNode'])} "
+        f"({m['interruptions']['halts']} halts, {m['interruptions']['answers']} answers)",
+        f"Submit to merge: median {dur(m['submitToMerge']['median'])}, p90 {dur(m['submitToMerge']['p90'])}, "
+        f"max {dur(m['submitToMerge']['max'])}",
+        f"First dispatch to merge: median {dur(m['firstDispatchToMerge']['median'])}, "
+        f"p90 {dur(m['firstDispatchToMerge']['p90'])}",
+        f"First-pass acceptance: {first_pass}",
+        f"Repairs per merged node: {val(m['repairsPerMergedNode'])}",
+    ])
