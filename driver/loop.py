@@ -64,7 +64,6 @@ class Driver:
         self.backoff: dict[str, tuple[float, int]] = {}
         self.stop_requested = False
         self.printed: dict[str, str] = {}
-        self.acted_total = 0
         # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
         self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0, "cpu_s": 0.0}
         self._cpu0 = time.process_time()
@@ -361,7 +360,6 @@ class Driver:
             done += 1
             # One ledger-changing act per pass per node is decided on a fresh state: re-decide after acts
             # that change what the policy sees (dispatch, launch, send, rebase, halt).
-        self.acted_total += done
         return done
 
     def _busy_runs(self) -> bool:
@@ -510,9 +508,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
 
                 msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
                 outcome = Outcome(3, "error", msg.splitlines()[0] if msg else type(e).__name__)
-            reason = "stopped" if outcome.reason in ("once",) else outcome.reason
-            if outcome.reason == "once":
-                reason = "idle"
+            reason = "idle" if outcome.reason == "once" else outcome.reason  # a --once pass ends as idle
             doc = {"event": "exit", "code": outcome.code, "reason": reason, "error": outcome.error}
             text = f"driver exit: {reason}" + (f" ({outcome.error})" if outcome.error else "")
             if driver is not None:
