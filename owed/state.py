@@ -275,6 +275,11 @@ class State(msgspec.Struct, kw_only=True):
     def agg(self, subject: str, obligation: str, key: str) -> ObsAgg | None:
         return self.obs.get(item_id(subject, obligation, key))
 
+    def genesis_missing(self) -> list[str]:
+        """Invariants with no verdict (pass or fail) on their genesis key: merges and adoptions wait."""
+        return sorted(i for i, k in self.genesis_keys.items()
+                      if not ((a := self.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails)))
+
 
 def item_id(subject: str, obligation: str, key: str) -> str:
     return f"{subject}\x1f{obligation}\x1f{key}"

@@ -17,10 +17,9 @@ from owed.state import State
 
 def adopt_problems(state: State, plan, e: E.Adopt) -> list[str]:
     out = []
-    missing = [i for i, k in state.genesis_keys.items()
-               if not ((a := state.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails))]
+    missing = state.genesis_missing()
     if missing:
-        out.append(f"genesis measurements incomplete: {', '.join(sorted(missing))}")
+        out.append(f"genesis measurements incomplete: {', '.join(missing)}")
     for inv in plan.invariants:
         key = e.keys.get(inv.id)
         if key is None:

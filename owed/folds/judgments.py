@@ -245,10 +245,9 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         if (agg is None or agg.verdict != "pass") and not (
                 key == slot.cand.keys.get(obligation) and waived_key(state, e.node, obligation, key)):
             out.append(f"{obligation} does not pass on the merge tree")
-    missing = [i for i, k in state.genesis_keys.items()
-               if not any(a.passes or a.fails for a in [state.agg("trunk", f"inv:{i}", k)] if a)]
+    missing = state.genesis_missing()
     if missing:
-        out.append(f"genesis measurements incomplete: {', '.join(sorted(missing))}")
+        out.append(f"genesis measurements incomplete: {', '.join(missing)}")
     defers = {s: d for d in state.node(e.node).defers if d.used is None for s in [d.seq]}
     for inv in plan.invariants:
         key = e.invariants.get(inv.id)

@@ -32,7 +32,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
     from owed.folds.adopt import adopt_problems
     from owed.measure.items import invariant_keys
     from owed.measure.run import Job, measure
-    from owed.ops.attest import _Signals, genesis_jobs, record
+    from owed.ops.attest import _Signals, measure_genesis, record_all
 
     if not (note or "").strip():
         raise UsageError("owed adopt needs --note saying what the commits are")
@@ -66,10 +66,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
         ctx.reload()
         plan = ctx.plan
         with _Signals():
-            g = genesis_jobs(ctx)
-            if g:
-                record(ctx, [measure(repo, plan, j) for j in g])
-                ctx.reload()
+            measure_genesis(ctx)
             keys = invariant_keys(repo, plan, ref)
             jobs = []
             for inv in plan.invariants:
@@ -80,8 +77,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
                 jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
             measured = [measure(repo, plan, j) for j in jobs]
         if measured:
-            shas = [ctx.ledger.put_blob(x.log) if x.log else None for x in measured]
-            _, observed = ctx.ledger.append(lambda s: [x.entry(sha) for x, sha in zip(measured, shas)])
+            observed = record_all(ctx, measured)
         draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,
                         changed=tuple(changed), note=note, keys=keys)
 

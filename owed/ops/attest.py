@@ -73,16 +73,18 @@ def _check(node, obligation: str):
 
 
 def genesis_jobs(ctx: Context) -> list[Job]:
-    st, plan = ctx.state, ctx.plan
-    jobs = []
-    for inv in plan.invariants:
-        key = st.genesis_keys.get(inv.id)
-        if key is None:
-            continue
-        agg = st.agg("trunk", f"inv:{inv.id}", key)
-        if agg is None or not (agg.passes or agg.fails):
-            jobs.append(Job("trunk", f"inv:{inv.id}", key, st.genesis_commit, None, inv))
-    return jobs
+    st = ctx.state
+    missing = set(st.genesis_missing())
+    return [Job("trunk", f"inv:{inv.id}", st.genesis_keys[inv.id], st.genesis_commit, None, inv)
+            for inv in ctx.plan.invariants if inv.id in missing]
+
+
+def measure_genesis(ctx: Context) -> None:
+    """Measure (and record) the genesis invariants that have no verdict yet; the caller holds its lock."""
+    jobs = genesis_jobs(ctx)
+    if jobs:
+        record(ctx, [measure(ctx.repo, ctx.plan, j) for j in jobs])
+        ctx.reload()
 
 
 def attribution_jobs(ctx: Context, node, cand) -> list[Job]:
@@ -170,6 +172,13 @@ def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Jo
 
     _, written = ctx.ledger.append(make)
     return written, superseded
+
+
+def record_all(ctx: Context, measured: list[Measured]) -> list[E.Obs]:
+    """Append every observation (merge and adopt measurements: they stand whatever the outcome)."""
+    shas = [ctx.ledger.put_blob(m.log) if m.log else None for m in measured]
+    _, written = ctx.ledger.append(lambda state: [m.entry(sha) for m, sha in zip(measured, shas)])
+    return written
 
 
 def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:

@@ -87,7 +87,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.acceptance import accepted, items, waived_key
     from owed.measure.items import invariant_keys, matcher, node_check_keys
     from owed.measure.run import Job, measure, measure_writes
-    from owed.ops.attest import _Signals, genesis_jobs, record
+    from owed.ops.attest import _Signals, genesis_jobs, measure_genesis, record_all
 
     ctx = Context.load(cwd)
     plan, repo = ctx.plan, ctx.repo
@@ -115,15 +115,12 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             raise Refused("Plan, candidate or trunk changed; retry")
         cand, pre = slot.cand, st.trunk_commit
         with _Signals():
-            g = genesis_jobs(ctx)
-            if g:
-                record(ctx, [measure(repo, plan, j) for j in g])
-                ctx.reload()
-                st = ctx.state
-                missing = genesis_jobs(ctx)
-                if missing:
-                    raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
-                                  + "; retry owed attest --genesis")
+            measure_genesis(ctx)
+            st = ctx.state
+            missing = genesis_jobs(ctx)
+            if missing:
+                raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
+                              + "; retry owed attest --genesis")
             mt = repo.merge_tree(pre, cand.commit)
             if not mt.clean:
                 files = ", ".join(mt.conflicts[:10]) or "unknown files"
@@ -154,7 +151,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
         written = []
         if measured:
-            written = _record_merge_obs(ctx, measured + [p for p, _ in probes if p is not None])
+            written = record_all(ctx, measured + [p for p, _ in probes if p is not None])
         if writes.verdict != "pass":
             raise Refused(f"writes fails on the merge tree: {writes.note}")
         ctx.reload()
@@ -233,12 +230,6 @@ def _probes(ctx: Context, node, pre: str, measured) -> list:
                    f"the candidate is not shown to be the cause")
         out.append((probe, why))
     return out
-
-
-def _record_merge_obs(ctx: Context, measured) -> list:
-    shas = [ctx.ledger.put_blob(x.log) if x.log else None for x in measured]
-    _, written = ctx.ledger.append(lambda state: [x.entry(s) for x, s in zip(measured, shas)])
-    return written
 
 
 def render(res: MergeResult) -> str:

@@ -136,8 +136,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     needs, progress, debt = [], [], []
     if facts.get("trunk_moved"):
         needs.append({"node": "trunk", "reason": facts["trunk_moved"], "command": "owed adopt --note \"...\""})
-    missing_genesis = [i for i, k in state.genesis_keys.items()
-                       if not ((a := state.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails))]
+    missing_genesis = state.genesis_missing()
     if missing_genesis:
         needs.append({"node": "trunk", "reason": f"genesis invariants not measured ({', '.join(missing_genesis)})",
                       "command": "owed attest --genesis"})
