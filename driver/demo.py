@@ -17,6 +17,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from owed.errors import EXIT_OK, EXIT_REFUSED
+
 SCRIPT = {
     "core": {"writer": [{"files": {"src/core.txt": "core v1\n"}, "commit": "Add core", "submit": True}]},
     "config": {"writer": [{"files": {"src/config.txt": "mode=fast\n"}, "commit": "Add config", "submit": True}]},
@@ -154,7 +156,7 @@ def main(dest: str | None = None, keep: bool = False) -> int:
     print(f"== {merged} of 6 nodes merged in {time.monotonic() - t0:.1f} s (driver exit code {code})")
     if not keep and not dest:
         shutil.rmtree(base, ignore_errors=True)
-    return 0 if merged == 6 and code == 0 else 1
+    return EXIT_OK if merged == 6 and code == EXIT_OK else EXIT_REFUSED
 
 
 if __name__ == "__main__":

@@ -25,6 +25,12 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from owed.errors import EXIT_BUSY, EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Refused, Stale
+
+if TYPE_CHECKING:
+    from driver.policy import NoVerdict, Refusal
 
 BACKOFF_S = (60, 120, 300, 600, 1800)
 POLL_S = 0.25
@@ -59,8 +65,8 @@ class Driver:
         self.pool = Pool(self.ctx.ledger.root / "drive" / "runs")
         self.log = log
         self.inflight: dict[str, str] = {}
-        self.merge_refused: dict[str, tuple[int, str]] = {}
-        self.attest_errors: dict[str, tuple[int, int]] = {}
+        self.merge_refused: dict[str, Refusal] = {}
+        self.attest_errors: dict[str, NoVerdict] = {}
         self.backoff: dict[str, tuple[float, int]] = {}
         self.stop_requested = False
         self.printed: dict[str, str] = {}
@@ -250,6 +256,7 @@ class Driver:
         """Run `owed attest|merge <node>` as a child process group; remember what it said."""
         import anyio
 
+        from driver.policy import NoVerdict, Refusal
         from runner import RunSpec, run
 
         argv = [sys.executable, "-m", "owed", act.kind, act.node, "--json"]
@@ -261,22 +268,23 @@ class Driver:
         last = text.splitlines()[-1] if text else ""
         code = out.exit_code
         if act.kind == "merge":
-            if code == 0:
+            if code == EXIT_OK:
                 detail = "merged"
-            elif code == 1:
-                reason = _error_of(last) or "refused"
-                if "trunk changed" in reason or "Plan, candidate or trunk changed" in reason:
+            elif code == EXIT_REFUSED:
+                err_code, reason = _error_of(last)
+                reason = reason or "refused"
+                if err_code == Stale.code:
                     detail = f"retry next pass: {reason}"
                 else:
-                    self.merge_refused[act.node] = (cand_seq, reason, at)
+                    self.merge_refused[act.node] = Refusal(cand_seq, err_code or Refused.code, reason, at)
                     detail = f"refused: {reason}"
-            elif code == 75:
+            elif code == EXIT_BUSY:
                 detail = "busy; retry next pass"
             else:
                 self._backoff(act.node)
-                detail = f"error (exit {code}): {_error_of(last) or last}; backing off"
+                detail = f"error (exit {code}): {_error_of(last)[1] or last}; backing off"
         else:
-            if code in (0, 1, 4):
+            if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
                 try:
                     doc = jsonlib.loads(last)
                     recorded = [o for o in doc.get("recorded", []) if o.get("verdict") != "error"]
@@ -284,14 +292,14 @@ class Driver:
                     recorded = []
                 if not recorded:
                     prev = self.attest_errors.get(act.node)
-                    n = prev[1] + 1 if prev and prev[0] == cand_seq else 1
-                    self.attest_errors[act.node] = (cand_seq, n, at)
-                detail = {0: "accepted", 1: "new failure", 4: "obligations open"}[code]
-            elif code == 75:
+                    n = prev.count + 1 if prev and prev.cand == cand_seq else 1
+                    self.attest_errors[act.node] = NoVerdict(cand_seq, n, at)
+                detail = {EXIT_OK: "accepted", EXIT_REFUSED: "new failure", EXIT_OPEN: "obligations open"}[code]
+            elif code == EXIT_BUSY:
                 detail = "busy; retry next pass"
             else:
                 self._backoff(act.node)
-                detail = f"error (exit {code}): {_error_of(last) or last}; backing off"
+                detail = f"error (exit {code}): {_error_of(last)[1] or last}; backing off"
         self.emit({"action": act.kind, "node": act.node, "exit": code, "detail": detail},
                   f"{act.kind}: {act.node} — {detail}")
         self.wake.set()
@@ -443,11 +451,13 @@ class Driver:
                                                  "(signal again to stop now)")
 
 
-def _error_of(line: str) -> str | None:
+def _error_of(line: str) -> tuple[str | None, str | None]:
+    """(code, message) of a JSON error document, or (None, None) when the line is not one."""
     try:
-        return jsonlib.loads(line).get("error")
+        doc = jsonlib.loads(line)
+        return doc.get("code"), doc.get("error")
     except (ValueError, AttributeError):
-        return None
+        return None, None
 
 
 def _stdout_is(path) -> bool:

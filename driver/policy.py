@@ -27,7 +27,7 @@ node gets at most one action per pass:
     reviews missing                                  → launch reviewers for c (count; closure-review needs 1)
     reviewers ended without recording                → halt "review missing"
     accepted                                         → merge candidate (one merge slot; ordered by dependents,
-                                                       then accepted age); refused "rebase needed" → rebase
+                                                       then accepted age); refused with code conflict → rebase
 Then dispatch ready nodes (dependents first) while open attempts < drive.max, skipping write overlaps.
 Trunk moved outside owed is a notice (merges wait), never a halt.
 """
@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
+from owed.errors import Conflict
 
 WRITER, REVIEWER = "writer", "reviewer"
 
@@ -67,6 +68,26 @@ class RunFacts:
     timed_out: bool = False
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A merge refusal this driver saw: for which candidate, its error code and message, and the ledger
+    seq when it was seen (the driver decides on `code`, never on the message text)."""
+
+    cand: int
+    code: str
+    reason: str
+    at: int
+
+
+@dataclass(frozen=True)
+class NoVerdict:
+    """Attests of one candidate that recorded no verdict, and the ledger seq when last seen."""
+
+    cand: int
+    count: int
+    at: int
+
+
 @dataclass
 class Facts:
     trunk_moved: str | None = None
@@ -74,8 +95,8 @@ class Facts:
     inflight: dict = field(default_factory=dict)  # node -> "attest" | "merge"
     measuring: int = 0
     merging: bool = False
-    merge_refused: dict = field(default_factory=dict)  # node -> (cand seq, reason, ledger seq when seen)
-    attest_errors: dict = field(default_factory=dict)  # node -> (cand seq, attests with no verdict, ledger seq)
+    merge_refused: dict[str, Refusal] = field(default_factory=dict)
+    attest_errors: dict[str, NoVerdict] = field(default_factory=dict)
     backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
     max_open: int | None = None
 
@@ -146,12 +167,12 @@ def _repair(node_id, a, rec, wrec, repairs: int) -> Action:
     return Action("send", node_id, a, rid=wrec.rid, role=WRITER, generation=wrec.generation + 1, reason="repair")
 
 
-def _fresh(fact, rec, state) -> bool:
+def _fresh(fact: Refusal | NoVerdict | None, rec, state) -> bool:
     """A refusal this process remembers still stands: nobody acted on the node, and trunk did not move,
-    since it was seen (`fact` = (candidate seq, reason or count, ledger seq when seen))."""
+    since it was seen (at ledger seq `fact.at`)."""
     if fact is None:
         return False
-    at = fact[2]
+    at = fact.at
     return (rec.touched is None or rec.touched <= at) and state.trunk_seq <= at
 
 
@@ -213,7 +234,7 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     executor = [i for i in its if i.mark == "D" and i.discharger == "executor"]
     if executor:
         seen = facts.attest_errors.get(node_id)
-        if seen and seen[0] == cand.seq and seen[1] >= 2 and _fresh(seen, rec, state):
+        if seen and seen.cand == cand.seq and seen.count >= 2 and _fresh(seen, rec, state):
             return [_halt(node_id, a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
                           "human", f"owed attest {node_id}")]
         if not facts.disk_ok:
@@ -269,10 +290,10 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
                       f"--as {role}:<id> --candidate {c12}")]
     if accepted(state, plan, node_id):
         refused = facts.merge_refused.get(node_id)
-        if refused and refused[0] == cand.seq and _fresh(refused, rec, state):
-            if "rebase needed" in refused[1]:
-                return [Action("rebase", node_id, a, detail=refused[1])]
-            return [_halt(node_id, a, f"merge refused: {refused[1]}", "human", f"owed merge {node_id}")]
+        if refused and refused.cand == cand.seq and _fresh(refused, rec, state):
+            if refused.code == Conflict.code:
+                return [Action("rebase", node_id, a, detail=refused.reason)]
+            return [_halt(node_id, a, f"merge refused: {refused.reason}", "human", f"owed merge {node_id}")]
         return [Action("merge", node_id, a)]
     return []
 

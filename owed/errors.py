@@ -46,6 +46,42 @@ class Refused(OwedError):
     code = "refused"
 
 
+class Stale(Refused):
+    """What the act was prepared on (plan, candidate, trunk, prior) changed meanwhile: retry."""
+
+    code = "stale"
+
+
+class Conflict(Refused):
+    """The candidate does not merge cleanly with trunk: the writer rebases."""
+
+    code = "conflict"
+
+
+class NotAccepted(Refused):
+    """The node still has open obligations or active blocks."""
+
+    code = "not-accepted"
+
+
+class TrunkMoved(Refused):
+    """The trunk ref disagrees with the ledger trunk (moved outside owed, missing or diverged)."""
+
+    code = "trunk-moved"
+
+
+class GuardFailed(Refused):
+    """The merge guard refused the merge tree (a failing check, new invariant debt, writes)."""
+
+    code = "guard"
+
+
+class UnknownNode(Refused):
+    """The plan names no such node."""
+
+    code = "unknown-node"
+
+
 class VersionError(Refused):
     """The ledger holds an entry written by a newer owed."""
 
@@ -60,7 +96,7 @@ class UsageError(OwedError):
 
 
 class Busy(OwedError):
-    """A lock could not be had in time."""
+    """A lock could not be had in time (not a `Refused`: exit 75)."""
 
     exit_code = EXIT_BUSY
     code = "busy"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from owed import entries as E
 from owed import principals as P
-from owed.errors import Refused
+from owed.errors import Refused, Stale
 from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds.adopt import fold_adopt
@@ -27,8 +27,8 @@ from owed.folds.evidence import fold_evidence
 from owed.state import PlanRef, State
 
 
-def _refuse(e: E.Entry, why: str) -> Refused:
-    return Refused(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
+def _refuse(e: E.Entry, why: str, cls: type[Refused] = Refused) -> Refused:
+    return cls(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
 
 
 def check_envelope(state: State, e: E.Entry) -> None:
@@ -70,7 +70,7 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     if role not in ("owner", "parent"):
         raise _refuse(e, f"{e.by} may not record a plan (owner or parent only)")
     if state.plan is None or e.prior != state.plan.sha:
-        raise _refuse(e, "plan changed since it was read (prior does not match); retry")
+        raise _refuse(e, "plan changed since it was read (prior does not match); retry", Stale)
     old, new = plans(e.prior), plans(e.plan)
     if new.trunk != old.trunk:
         raise _refuse(e, "the trunk cannot change")

@@ -18,6 +18,7 @@ import typer
 
 from owed.cli.app import app
 from owed.cli.output import emit
+from owed.errors import EXIT_OK
 
 IDLE, NOT_IDLE, IDLE_USAGE, IDLE_INTERNAL = 0, 3, 2, 70
 
@@ -64,7 +65,7 @@ def drive(
         else:
             msg = background.detach(cwd, stay=stay, max_open=max_open)
             emit({"message": msg}, json, msg)
-        return 0
+        return EXIT_OK
     if os.environ.get("OWED_DRIVE_STANDIN"):
         return _standin(cwd, once=once, mode=os.environ["OWED_DRIVE_STANDIN"])
     from driver.loop import main

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from owed import entries as E
 from owed import principals as P
+from owed.errors import Stale
 from owed.folds.slots import refuse
 from owed.state import State
 
@@ -47,7 +48,7 @@ def fold_adopt(state: State, e: E.Adopt, plan) -> None:
     if e.trunk != state.trunk:
         raise refuse(e, f"the ledger trunk is {state.trunk}, not {e.trunk}")
     if e.prior != state.trunk_commit:
-        raise refuse(e, "prior is not the ledger trunk (trunk changed); retry")
+        raise refuse(e, "prior is not the ledger trunk (trunk changed); retry", Stale)
     if e.commit == e.prior or e.commits < 1:
         raise refuse(e, "nothing to adopt: the commit is the ledger trunk")
     problems = adopt_problems(state, plan, e)

@@ -12,8 +12,8 @@ from owed.errors import Refused
 from owed.state import Cand, NodeRec, Slot, State
 
 
-def refuse(e: E.Entry, why: str) -> Refused:
-    return Refused(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
+def refuse(e: E.Entry, why: str, cls: type[Refused] = Refused) -> Refused:
+    return cls(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
 
 
 def parent_or_owner(e: E.Entry) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from owed import principals as P
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, UnknownNode, UsageError
 from owed.ops import authority
 
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
@@ -90,7 +90,7 @@ def check_shown(state, node_id: str, shown: tuple[int, str] | None) -> None:
 def known_node(plan, node_id: str):
     node = plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r} (not in the current plan)")
+        raise UnknownNode(f"unknown node {node_id!r} (not in the current plan)")
     return node
 
 

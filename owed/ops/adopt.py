@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, Stale, UsageError
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -83,7 +83,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
 
         def make(state):
             if state.trunk_commit != prior:
-                raise Refused("the ledger trunk moved meanwhile; retry")
+                raise Stale("the ledger trunk moved meanwhile; retry")
             if repo.branch_oid(state.trunk) != ref:
                 raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
             problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)

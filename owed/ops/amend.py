@@ -19,7 +19,7 @@ from pathlib import Path
 
 from owed import entries as E
 from owed import principals as P
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, Stale, UnknownNode, UsageError
 from owed.ops import authority
 from owed.ops.context import Context
 
@@ -73,7 +73,7 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
     st = ctx.state
     node = ctx.plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r}")
+        raise UnknownNode(f"unknown node {node_id!r}")
     if st.nodes.get(node_id) and st.nodes[node_id].merged is not None:
         raise Refused(f"{node_id} is already merged")
     rel = plan_file or st.plan.path
@@ -110,7 +110,7 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
 
     def make(state):
         if state.plan.sha != prior:
-            raise Refused("the plan changed while this amend was prepared; retry")
+            raise Stale("the plan changed while this amend was prepared; retry")
         seq = state.seq + 1
         out = [E.Plan(by=by, channel=channel, prior=prior, plan=sha, path=stored, note=note,
                       downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))]

@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Interrupted, Refused
+from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Interrupted, Refused, Stale, UnknownNode
 from owed.keys import split
 from owed.ledger.lock import HOST, DirLock, read_owner
 from owed.measure.run import Job, Measured, measure, measure_writes
@@ -187,7 +187,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
     ctx = Context.load(cwd)
     node = ctx.plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r}")
+        raise UnknownNode(f"unknown node {node_id!r}")
     slot = ctx.state.open_slot(node_id)
     if slot is None or slot.cand is None:
         hint = f"owed submit {node_id}" if slot else f"owed dispatch {node_id}"
@@ -197,7 +197,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
         ctx.reload()
         slot = ctx.state.open_slot(node_id)
         if slot is None or slot.cand is None:
-            raise Refused(f"{node_id} has no open candidate to attest")
+            raise Stale(f"{node_id} has no open candidate to attest")
         cand = slot.cand
         jobs, reused = item_jobs(ctx, node, slot, rerun)
         jobs = genesis_jobs(ctx) + attribution_jobs(ctx, node, cand) + jobs

@@ -17,7 +17,7 @@ import signal
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed.errors import Refused
+from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
 from owed.ledger.lock import DirLock
 from owed.ops.context import Context
 
@@ -93,7 +93,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     plan, repo = ctx.plan, ctx.repo
     node = plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r}")
+        raise UnknownNode(f"unknown node {node_id!r}")
     rec = ctx.state.nodes.get(node_id)
     if rec is not None and rec.merged is not None:
         raise Refused(f"{node_id} is already merged (#{rec.merged})")
@@ -102,17 +102,17 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         raise Refused(f"{node_id} has no open candidate")
     if not accepted(ctx.state, plan, node_id):
         open_items = [f"{i.obligation} ({i.discharger})" for i in items(ctx.state, plan, node_id) if i.mark == "D"]
-        raise Refused(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
+        raise NotAccepted(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
                       + f"; see owed why {node_id}")
     problem = trunk_problem(ctx)
     if problem:
-        raise Refused(problem)
+        raise TrunkMoved(problem)
     with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
         ctx.reload()
         plan, st = ctx.plan, ctx.state
         slot = st.open_slot(node_id)
         if slot is None or slot.cand is None or not accepted(st, plan, node_id):
-            raise Refused("Plan, candidate or trunk changed; retry")
+            raise Stale("Plan, candidate or trunk changed; retry")
         cand, pre = slot.cand, st.trunk_commit
         with _Signals():
             measure_genesis(ctx)
@@ -124,7 +124,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             mt = repo.merge_tree(pre, cand.commit)
             if not mt.clean:
                 files = ", ".join(mt.conflicts[:10]) or "unknown files"
-                raise Refused(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
+                raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
                               f"run owed rebase {node_id}, then the writer rebases and submits again")
             m = repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {slot.attempt})\n")
             checks = node_check_keys(repo, plan, node, pre, m)
@@ -153,7 +153,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         if measured:
             written = record_all(ctx, measured + [p for p, _ in probes if p is not None])
         if writes.verdict != "pass":
-            raise Refused(f"writes fails on the merge tree: {writes.note}")
+            raise GuardFailed(f"writes fails on the merge tree: {writes.note}")
         ctx.reload()
         defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
                   and any(invs.get(i) == k for i, k in d.items.items())]
@@ -169,7 +169,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                                for o in failing)
             red = [why for _, why in probes if why]
             head = "; ".join(red) + "; " if red else ""
-            raise Refused(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
+            raise GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
                           + "; trunk unchanged")
         wt = repo.worktree_with_branch(st.trunk)
 
@@ -178,18 +178,18 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         def make(state):
             if (state.trunk_commit != pre or state.plan.sha != plan_sha
                     or (state.open_slot(node_id) or slot).cand != cand):
-                raise Refused("Plan, candidate or trunk changed; retry")
+                raise Stale("Plan, candidate or trunk changed; retry")
             p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
             if p:
-                raise Refused(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
+                raise GuardFailed(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
             ref = repo.branch_oid(state.trunk)
             if ref != pre:
-                raise Refused(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
+                raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
                               f"{pre[:12]}; nothing recorded")
             if wt is not None:
                 repo.ff_worktree(wt, m)
             elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
-                raise Refused(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+                raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
             return [draft]
 
         with _blocked_signals():

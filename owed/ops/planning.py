@@ -15,7 +15,7 @@ from pathlib import Path
 
 from owed import entries as E
 from owed import principals as P
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, Stale, UsageError
 from owed.ledger.store import Ledger
 from owed.ops import authority
 
@@ -163,7 +163,7 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
 
     def make(st):
         if st.plan.sha != prior:
-            raise Refused("the plan changed while this update was prepared; retry")
+            raise Stale("the plan changed while this update was prepared; retry")
         entry = E.Plan(seq=-1, ts="", prev="", by=by, channel=channel, prior=prior, plan=sha, path=src.path,
                        rev=src.rev, note=note or None,
                        downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from owed import entries as E
 from owed import principals as P
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, UnknownNode, UsageError
 from owed.ops.context import Context
 
 
@@ -39,7 +39,7 @@ def submit(cwd: str, node_id: str, *, commit: str | None, as_: str | None) -> E.
     ctx = Context.load(cwd)
     node = ctx.plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r}")
+        raise UnknownNode(f"unknown node {node_id!r}")
     slot = ctx.state.open_slot(node_id)
     if slot is None:
         raise Refused(f"{node_id} has no open slot: owed dispatch {node_id}")

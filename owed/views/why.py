@@ -17,7 +17,7 @@ import os
 import shlex
 
 from owed.acceptance import accepted, active_blocks, items
-from owed.errors import Refused
+from owed.errors import Refused, UnknownNode
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -79,7 +79,7 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
 
     node = plan.node(node_id)
     if node is None:
-        raise Refused(f"unknown node {node_id!r} (not in the current plan)")
+        raise UnknownNode(f"unknown node {node_id!r} (not in the current plan)")
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id)
     cand = slot.cand if slot else None

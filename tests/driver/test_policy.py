@@ -7,7 +7,7 @@ import textwrap
 import msgspec
 import pytest
 
-from driver.policy import Facts, RunFacts, decide, rid_for
+from driver.policy import Facts, NoVerdict, Refusal, RunFacts, decide, rid_for
 from owed import entries as E
 from owed.plan.load import parse_plan, plan_blob, plan_sha
 from owed.reducer import apply
@@ -178,7 +178,7 @@ def test_attest_without_verdict_twice_halts():
     rid = b.launch("a")
     b.submit("a", "c1")
     cand = b.state.nodes["a"].slot.cand.seq
-    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}, attest_errors={"a": (cand, 2, b.state.seq)}) if a.node == "a"]
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}, attest_errors={"a": NoVerdict(cand, 2, b.state.seq)}) if a.node == "a"]
     assert acts[0].kind == "halt" and "no verdict twice" in acts[0].reason
 
 
@@ -229,9 +229,17 @@ def test_merge_refused_rebase_or_halt():
     b.review("a")
     cand = b.state.nodes["a"].slot.cand.seq
     seen = b.state.seq
-    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": (cand, "rebase needed: conflicts", seen)})
+    acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused={"a": Refusal(cand, "conflict", "rebase needed: conflicts", seen)})
     assert [a.kind for a in acts if a.node == "a"] == ["rebase"]
-    refused = {"a": (cand, "inv:u new debt", seen)}
+    # The code decides, not the wording: a reworded conflict still rebases, a guard refusal whose text
+    # mentions a rebase still halts.
+    reworded = {"a": Refusal(cand, "conflict", "the candidate and trunk touch the same lines", seen)}
+    assert [a.kind for a in b.decide({rid: run(state="sealed", ok=True)}, merge_refused=reworded)
+            if a.node == "a"] == ["rebase"]
+    mention = {"a": Refusal(cand, "guard", "rebase needed? no: inv:u new debt", seen)}
+    assert [a.kind for a in b.decide({rid: run(state="sealed", ok=True)}, merge_refused=mention)
+            if a.node == "a"] == ["halt"]
+    refused = {"a": Refusal(cand, "guard", "inv:u new debt", seen)}
     acts = b.decide({rid: run(state="sealed", ok=True)}, merge_refused=refused)
     assert [(a.kind, a.reason) for a in acts if a.node == "a"] == [("halt", "merge refused: inv:u new debt")]
     # The owner answers (here: a ruling naming the node): the remembered refusal no longer stands.

@@ -73,8 +73,9 @@ def test_new_invariant_debt_refused_then_one_deferred_merge(owed, mrepo):
     assert "✘ invariants (0/1)" in status.splitlines()[0] and "inv:u red on trunk" in status
     # The defer was for one merge: the next node inherits no permission to add to the debt.
     accepted(owed, mrepo, "y", {"y.txt": "y\n"})
-    r = owed("merge", "y")
-    assert r.returncode == 1 and "inv:u new debt" in r.stderr
+    r = owed("merge", "y", "--json")
+    assert r.returncode == 1 and "inv:u new debt" in r.stdout
+    assert json.loads(r.stdout.splitlines()[-1])["code"] == "guard"
     assert owed("verify").returncode == 0
 
 
@@ -86,6 +87,8 @@ def test_merge_conflict_records_nothing(owed, mrepo):
     main1 = git(mrepo, "rev-parse", "main")
     r = owed("merge", "y")
     assert r.returncode == 1 and r.stderr.startswith("owed: rebase needed") and "shared.txt" in r.stderr
+    rj = owed("merge", "y", "--json")  # the driver decides on this code, never on the message
+    assert rj.returncode == 1 and json.loads(rj.stdout.splitlines()[-1])["code"] == "conflict"
     assert (mrepo / ".git" / "owed" / "ledger.jsonl").read_bytes() == before
     assert git(mrepo, "rev-parse", "main") == main1
 
