@@ -2,12 +2,59 @@
 
 `main()` is the console-script entry. It keeps start-up lean: `--version` answers before typer
 is imported, and every command imports what it needs inside its own function.
+
+stdout is guarded: a failed write raises `OutputFailed`, which `main()` turns into exit 3 with one line
+(`recorded #<seq>, but output failed: …` when this process appended entries), a broken pipe into a quiet
+exit. An encoding that cannot hold a character (`PYTHONIOENCODING=ascii`) writes it backslash-escaped.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+
+
+class _GuardedOut:
+    """A stdout stand-in whose write/flush failures become `OutputFailed`."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        from owed.cli.run import OutputFailed
+
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            raise OutputFailed(err) from None
+
+    def flush(self):
+        from owed.cli.run import OutputFailed
+
+        try:
+            return self._stream.flush()
+        except OSError as err:
+            raise OutputFailed(err) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _lenient(stream) -> None:
+    try:
+        if (stream.encoding or "").lower().replace("-", "") not in ("utf8",):
+            stream.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,12 +65,31 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"owed {__version__}\n")
         return 0
     json_mode = "--json" in args
-    from owed.cli.run import run
+    from owed.cli.run import OutputFailed, recorded_seqs, run
 
+    _lenient(sys.stdout)
+    _lenient(sys.stderr)
+    real = sys.stdout
+    guarded = sys.stdout = _GuardedOut(real)
     try:
-        return run(args, json_mode)
-    except BrokenPipeError:
-        # A closed pipe (`owed status | head -1`) is not an error of owed's.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
+        code = run(args, json_mode)
+        guarded.flush()
+        return code
+    except (OutputFailed, BrokenPipeError) as e:
+        err = e.err if isinstance(e, OutputFailed) else e
+        _silence_stdout()  # what is still buffered goes nowhere instead of failing again at exit
+        if err.errno == errno.EPIPE:
+            return 0  # a closed pipe (`owed status | head -1`) is not an error of owed's
+        seqs = recorded_seqs()
+        what = f"{err.strerror or err}" if isinstance(err, OSError) else str(err)
+        if seqs:
+            msg = f"recorded {', '.join(f'#{s}' for s in seqs)}, but output failed: {what}"
+        else:
+            msg = f"output failed: {what}; nothing recorded"
+        try:
+            sys.stderr.write(f"owed: {msg}\n")
+        except OSError:
+            pass
+        return 3
+    finally:
+        sys.stdout = real

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import sys
 
+# C0 controls except newline and tab, DEL and the C1 controls: shown as \xNN in human output, so text
+# from the ledger (notes, rulings, reasons, reviews) cannot drive the reader's terminal.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character but newline and tab written as a visible `\\xNN`."""
+    return text.translate(_CONTROLS) if not text.isprintable() else text
+
 
 def dumps(obj) -> str:
     import msgspec
@@ -16,7 +25,7 @@ def emit(obj, json_mode: bool, text: str | None = None) -> None:
     if json_mode:
         sys.stdout.write(dumps(obj) + "\n")
     else:
-        out = text if text is not None else str(obj)
+        out = escape_controls(text if text is not None else str(obj))
         if out:
             sys.stdout.write(out if out.endswith("\n") else out + "\n")
 
@@ -30,7 +39,7 @@ def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = No
             doc.update(extra)
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        line = message.replace("\n", " ")
+        line = escape_controls(message.replace("\n", " "))
         sys.stderr.write(f"owed: {line}\n")
         if hint:
-            sys.stderr.write(f"hint: {hint}\n")
+            sys.stderr.write(f"hint: {escape_controls(hint)}\n")

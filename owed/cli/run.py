@@ -1,4 +1,9 @@
-"""Run the typer app with our own error handling: one line, the documented exit code."""
+"""Run the typer app with our own error handling: one line, the documented exit code.
+
+The last line of defence: whatever escapes a command becomes one stderr line and exit 3 (internal),
+never a traceback (`OWED_DEBUG=1` re-raises). An output failure (`OutputFailed`, raised by the guarded
+stdout of `owed/cli/__init__.py`) passes through to the caller, which knows whether an entry was recorded.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,14 @@ import sys
 from owed.errors import EXIT_INTERNAL, EXIT_SIGINT, EXIT_USAGE, OwedError
 
 
+class OutputFailed(Exception):
+    """Writing to stdout failed (a full disk, a closed pipe); `err` is the OSError."""
+
+    def __init__(self, err: OSError):
+        super().__init__(str(err))
+        self.err = err
+
+
 def _fail(message: str, code: str, exit_code: int, json_mode: bool, extra: dict | None = None) -> int:
     from owed.cli.output import emit_error
 
@@ -15,13 +28,40 @@ def _fail(message: str, code: str, exit_code: int, json_mode: bool, extra: dict 
     return exit_code
 
 
-def run(args: list[str], json_mode: bool) -> int:
+def recorded_seqs() -> list[int]:
+    """Seqs this process appended to a ledger (without importing the ledger for commands that did not)."""
+    store = sys.modules.get("owed.ledger.store")
+    return list(getattr(store, "RECORDED", ())) if store is not None else []
+
+
+def _click_names():
+    """Abort and Exit as the installed typer defines them (typer ≥ 0.25 vendors click under typer._click and
+    keeps Abort/Exit in typer.exceptions; older typer re-exports click's)."""
     from typer._click import exceptions as cx
 
-    from owed.cli.app import command
-
     try:
-        rv = command().main(args=args, prog_name="owed", standalone_mode=False)
+        from typer import exceptions as tx
+    except ImportError:  # pragma: no cover - older typer
+        tx = cx
+    abort = getattr(tx, "Abort", None) or getattr(cx, "Abort", None) or KeyboardInterrupt
+    exit_ = getattr(tx, "Exit", None) or getattr(cx, "Exit", None) or SystemExit
+    return cx, abort, exit_
+
+
+def run(args: list[str], json_mode: bool) -> int:
+    try:
+        cx, abort, exit_ = _click_names()
+        from owed.cli.app import command
+
+        cmd = command()
+    except Exception as e:  # noqa: BLE001 - even a broken import is one line
+        if os.environ.get("OWED_DEBUG"):
+            raise
+        return _internal(e, json_mode)
+    try:
+        rv = cmd.main(args=args, prog_name="owed", standalone_mode=False)
+    except OutputFailed:
+        raise
     except cx.NoArgsIsHelpError as e:  # `owed` alone: help text, usage exit
         sys.stderr.write(e.ctx.get_help() + "\n" if e.ctx else "")
         return EXIT_USAGE
@@ -36,15 +76,31 @@ def run(args: list[str], json_mode: bool) -> int:
         emit_error(e.message, e.code, json_mode, e.details, hint=e.hint)
         return e.exit_code
     except KeyboardInterrupt:
-        return _fail("interrupted; nothing recorded", "interrupted", EXIT_SIGINT, json_mode)
-    except cx.Abort:
-        return _fail("interrupted; nothing recorded", "interrupted", EXIT_SIGINT, json_mode)
-    except cx.Exit as e:
-        return e.exit_code
+        return _fail(_interrupted(), "interrupted", EXIT_SIGINT, json_mode)
+    except abort:
+        return _fail(_interrupted(), "interrupted", EXIT_SIGINT, json_mode)
+    except exit_ as e:
+        return getattr(e, "exit_code", getattr(e, "code", 0)) or 0
     except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
         if os.environ.get("OWED_DEBUG"):
             raise
-        return _fail(f"internal error: {type(e).__name__}: {e}".splitlines()[0], "internal", EXIT_INTERNAL, json_mode)
+        return _internal(e, json_mode)
     if isinstance(rv, int):
         return rv
     return 0
+
+
+def _seqs_text(seqs: list[int]) -> str:
+    return ", ".join(f"#{s}" for s in seqs)
+
+
+def _interrupted() -> str:
+    seqs = recorded_seqs()
+    return f"interrupted after recording {_seqs_text(seqs)}" if seqs else "interrupted; nothing recorded"
+
+
+def _internal(e: BaseException, json_mode: bool) -> int:
+    text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+    seqs = recorded_seqs()
+    msg = f"internal error after recording {_seqs_text(seqs)}: {text}" if seqs else f"internal error: {text}"
+    return _fail(msg, "internal", EXIT_INTERNAL, json_mode)

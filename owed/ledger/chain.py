@@ -12,7 +12,7 @@ import msgspec
 
 from owed import __version__
 from owed import entries as E
-from owed.canon import sha256_hex
+from owed.canon import canonical_unchecked, sha256_hex
 from owed.errors import IntegrityError, VersionError
 
 _decoder = E.decoder()
@@ -20,13 +20,21 @@ _raw = msgspec.json.Decoder()
 
 
 def _explain(line: bytes, seq: int) -> Exception:
-    """Why one line failed to decode: a newer owed's entry, or damage."""
+    """Why one line failed to decode: damage, or a newer owed's entry.
+
+    The hash is checked before the schema: a line whose stored hash does not match its own bytes is
+    damaged (a flipped byte in a key or in `kind` included); only a line whose hash holds but whose kind or
+    field is unknown was written by a newer owed.
+    """
     try:
         raw = _raw.decode(line)
     except msgspec.DecodeError:
         return IntegrityError(f"ledger entry #{seq} is malformed (not JSON)")
     if not isinstance(raw, dict):
         return IntegrityError(f"ledger entry #{seq} is malformed (not an object)")
+    stored = raw.pop("hash", None)
+    if not isinstance(stored, str) or sha256_hex(canonical_unchecked(raw)) != stored:
+        return IntegrityError(f"ledger entry #{seq} is damaged: its hash does not match its bytes")
     seq = raw.get("seq", seq) if isinstance(raw.get("seq"), int) else seq
     kind = raw.get("kind")
     if kind not in E.BY_KIND:

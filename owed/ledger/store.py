@@ -34,6 +34,8 @@ from owed.state import STATE_VERSION, State
 
 _BLOB = re.compile(r"^[0-9a-f]{64}$")
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
+# Seqs this process appended (after their fsync): the CLI names them when a later step fails.
+RECORDED: list[int] = []
 
 
 class _Snapshot(msgspec.Struct):
@@ -272,6 +274,7 @@ class Ledger:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
+                RECORDED.extend(e.seq for e in written)
                 size = self.file.stat().st_size
                 if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
                     self._write_snapshot(state, size)

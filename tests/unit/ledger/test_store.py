@@ -182,19 +182,43 @@ def test_raw_byte_flip_detected(ledger):
         ledger.verify()
 
 
+def _resealed(d: dict) -> bytes:
+    """A line as a newer owed would write it: its hash over its own canonical bytes."""
+    from owed.canon import canonical, sha256_hex
+
+    d = {k: v for k, v in d.items() if k != "hash"}
+    d["hash"] = sha256_hex(canonical(d))
+    return canonical(d) + b"\n"
+
+
 def test_unknown_kind_and_field_need_newer_owed(ledger):
     good = ledger.file.read_bytes()
     tail = E.seal(E.Note(seq=1, ts="2026-01-01T00:00:00.000Z", prev=ledger.read_all()[0].hash, by="parent:cli", text="x"))
     d = json.loads(E.line_bytes(tail))
     d["kind"] = "frobnicate"
-    ledger.file.write_bytes(good + json.dumps(d).encode() + b"\n")
+    ledger.file.write_bytes(good + _resealed(d))
     with pytest.raises(VersionError, match=r"ledger entry #1 \(kind 'frobnicate'\) needs a newer owed than"):
         ledger.read_all()
     d["kind"] = "note"
     d["shiny"] = 1
-    ledger.file.write_bytes(good + json.dumps(d).encode() + b"\n")
+    ledger.file.write_bytes(good + _resealed(d))
     with pytest.raises(VersionError, match=r"ledger entry #1 \(note: .*shiny.*\) needs a newer owed"):
         ledger.state()
+
+
+@pytest.mark.parametrize("target", [b'"kind":"note"', b'"text":', b'"by":'])
+def test_damage_in_a_key_or_kind_is_damage_not_a_newer_owed(ledger, owed, target):
+    ledger.append(lambda s: [note("hello")])
+    data = bytearray(ledger.file.read_bytes())
+    i = data.rindex(target) + 2
+    data[i] ^= 0x01  # a key's or kind's first letter flips: the line no longer fits the schema
+    ledger.file.write_bytes(bytes(data))
+    with pytest.raises(IntegrityError, match="#1 is damaged"):
+        Ledger(ledger.root).state()
+    with pytest.raises(IntegrityError, match="#1 is damaged"):
+        ledger.verify()
+    r = owed("status")
+    assert r.returncode == 3 and "#1 is damaged" in r.stderr, r.stderr
 
 
 def test_malformed_complete_line_names_seq(ledger):

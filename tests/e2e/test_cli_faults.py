@@ -1,0 +1,91 @@
+"""The CLI's doors under faults: internal errors, output failures after a record, broken pipes,
+hostile text and a narrow output encoding (issue 10: A3, A4, B11)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import Cli
+
+
+def _entries(repo) -> list[dict]:
+    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def inited(repo, owed: Cli):
+    r = owed("init", "plan.yaml")
+    assert r.returncode == 0, r.stderr
+    return repo
+
+
+def test_internal_error_is_one_line_exit_3(inited, owed: Cli, tmp_path):
+    # OWED_DIR naming a regular file makes the first stat fail with NotADirectoryError: unexpected.
+    bad = tmp_path / "a-file"
+    bad.write_text("x")
+    r = owed("status", env={"OWED_DIR": str(bad)})
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("owed: internal error: NotADirectoryError"), r.stderr
+
+
+def test_output_failure_after_a_record_exits_3_naming_the_seq(inited):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "owed", "rule", "be kind", "--nodes", "*"], cwd=inited,
+                           stdout=full, stderr=subprocess.PIPE, text=True)
+    seq = _entries(inited)[-1]["seq"]
+    assert _entries(inited)[-1]["kind"] == "rule"
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"owed: recorded #{seq}, but output failed: "), r.stderr
+
+
+def test_output_failure_of_a_read_exits_3_nothing_recorded(inited):
+    n = len(_entries(inited))
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "owed", "status", "--json"], cwd=inited, stdout=full,
+                           stderr=subprocess.PIPE, text=True)
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr and "recorded" not in r.stderr.replace("nothing recorded", "")
+    assert len(_entries(inited)) == n
+
+
+def test_broken_pipe_is_quiet(inited, owed: Cli):
+    for i in range(40):  # a long status, so the reader closing early breaks the pipe
+        assert owed("rule", f"ruling {i} " + "x" * 200, "--nodes", "*").returncode == 0
+    p = subprocess.Popen([sys.executable, "-m", "owed", "status", "--full"], cwd=inited,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(1)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    rc = p.wait(timeout=30)
+    assert rc == 0 and err == "", (rc, err)
+
+
+def test_control_characters_are_escaped_in_human_output(inited, owed: Cli):
+    r = owed("rule", "clear\x1b[2J now\x07\x9b", "--nodes", "*")
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\x9b" not in r.stdout
+    assert "clear\\x1b[2J now\\x07\\x9b" in r.stdout
+    j = owed("rule", "x\x1by", "--nodes", "*", "--json")
+    assert j.returncode == 0
+    # JSON keeps the exact text (JSON escapes it itself).
+    assert "\x1b" not in j.stdout and json.loads(j.stdout)
+
+
+def test_ascii_output_encoding_prints(inited, owed: Cli):
+    r = owed("status", env={"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "merged" in r.stdout
+    r = owed("rule", "h\u00e9llo \u65e5\u672c", "--nodes", "*", env={"PYTHONIOENCODING": "ascii"})
+    assert r.returncode == 0, r.stderr
+    assert "h\\xe9llo" in r.stdout or "h\\u00e9llo" in r.stdout, r.stdout
