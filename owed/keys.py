@@ -19,6 +19,14 @@ def _run_spec(c, plan) -> dict:
     d = {"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "setup": plan.setup}
     if c.min_tests is not None:
         d["min_tests"] = c.min_tests
+    if getattr(c, "template", None):
+        # The versioned name and what owed reads after the run; args/python are inside `run` already.
+        d["template"] = c.template
+        for f in ("report", "min_ok"):
+            if getattr(c, f) is not None:
+                d[f] = getattr(c, f)
+        if c.fields:
+            d["fields"] = list(c.fields)
     rep = getattr(c, "repeat", None)
     if rep is not None:
         d["repeat"] = {"runs": rep.runs, "need": rep.need}

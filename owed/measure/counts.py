@@ -56,7 +56,7 @@ import msgspec
 from owed.measure.failures import failed_names
 from owed.measure.logtext import log_lines
 
-Format = Literal["tap", "node", "pytest", "cargo", "jest", "vitest", "mixed", "owed"]
+Format = Literal["tap", "node", "pytest", "cargo", "jest", "vitest", "mixed", "owed", "junit", "evidence"]
 MAX_NAMES = 50
 MAX_NOTES = 5
 _BIG = 2**53

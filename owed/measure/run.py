@@ -65,6 +65,12 @@ class Measured:
                      noisy=self.noisy)
 
 
+def _described(c) -> str:
+    from owed.measure.counts import describe
+
+    return f"{describe(c)}, format {c.format}" + (f"; failed: {', '.join(c.failed_names)}" if c.failed_names else "")
+
+
 def _counts(c) -> E.Counts | None:
     if c is None:
         return None
@@ -103,6 +109,44 @@ def _outcome_lines(out, timeout_s) -> list[str]:
     return lines
 
 
+def _report_path(spec, tree: str) -> tuple[str, str] | None:
+    """(kind, absolute path) of the report a templated check reads, or None."""
+    from owed.plan.templates import REPORT_READERS, report_of, split
+
+    rel = report_of(spec)
+    if rel is None:
+        return None
+    return REPORT_READERS[split(spec.template)[0]], os.path.join(tree, rel)
+
+
+def _clear_report(found, tree: str) -> None:
+    # A test report committed to the tree (or left by an earlier run) must never stand in for this
+    # run's. A JSON evidence file is the evidence itself (committed, or written by the run): kept.
+    if found is not None and found[0] == "junit" and (os.path.islink(found[1]) or os.path.isfile(found[1])):
+        os.unlink(found[1])
+
+
+def _read_report(spec, found, tree: str):
+    """(counts, problem) from the report the run wrote."""
+    from owed.measure.reports import MAX_BYTES, ReportError, read_report
+
+    kind, path = found
+    rel = os.path.relpath(path, tree)
+    real, root = os.path.realpath(path), os.path.realpath(tree)
+    if not os.path.lexists(path):
+        return None, f"report {rel} was not written"
+    if os.path.commonpath([real, root]) != root or not os.path.isfile(real):
+        return None, f"report {rel} is not a regular file inside the tree"
+    try:
+        with open(real, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+        return read_report(kind, data, spec.fields), None
+    except ReportError as e:
+        return None, f"report {rel}: {e}"
+    except OSError as e:
+        return None, f"report {rel} cannot be read: {e.strerror or e}"
+
+
 def _prepare(repo, plan, job: Job, dest: str) -> str:
     from owed.measure.items import matcher
 
@@ -139,6 +183,8 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
             return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
                             duration_ms=int((time.monotonic() - t0) * 1000))
         log = _header(job, spec.run, tree)
+        if getattr(spec, "template", None):
+            log.insert(3, f"template: {spec.template}")
         if plan.setup:
             s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S)
             if not s.ok:
@@ -149,21 +195,28 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         rep = getattr(spec, "repeat", None)
         runs_n, need = (rep.runs, rep.needed) if rep else (1, 1)
         judgements, votes, last = [], [], None
+        found = _report_path(spec, tree)
         for i in range(runs_n):
+            _clear_report(found, tree)
             out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None))
+            report, report_problem = _read_report(spec, found, tree) if found else (None, None)
             code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
             # The runner also flags exits 126/127 as could_not_run; the judge reads those exit codes
             # itself (126/127 with a test count is a counted failure), so only a spawn failure is passed.
             spawn_failed = out.could_not_run and out.exit_code is None
             j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=spawn_failed, output=out.text,
                       timeout_s=spec.timeout_s, min_tests=None if job.red else spec.min_tests, red=job.red,
-                      red_expect=getattr(spec, "red_expect", None), cwd=tree)
+                      red_expect=getattr(spec, "red_expect", None), cwd=tree, template=spec.template,
+                      min_ok=spec.min_ok, report=report, reads_report=found is not None, report_problem=report_problem)
             judgements.append(j)
             last = (out, code, j)
             if rep:
                 log.append(f"=== run {i + 1} of {runs_n}: {j.verdict} ===")
                 votes.append(E.RunVote(verdict=j.verdict, exit=code, counts=_counts(j.counts), duration_ms=out.duration_ms))
             log += _outcome_lines(out, spec.timeout_s)
+            if found:
+                rel = os.path.relpath(found[1], tree)
+                log.append(f"--- {spec.template} report {rel}: " + (report_problem or _described(report)) + " ---")
             passes = sum(1 for x in judgements if x.verdict == "pass")
             if j.verdict == "error" or passes >= need or passes + (runs_n - i - 1) < need:
                 break

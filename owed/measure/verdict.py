@@ -26,6 +26,12 @@ Non-red runs (checks, invariants), first matching rule wins:
 12. otherwise                                   → pass
 Only the `owed` format's failures reject an exit-0 run; other formats trust the exit status.
 
+Templated runs (`template=`, owed.plan.templates): the count comes from the report file when the
+template reads one (`report=`, the log's count is then ignored), and a run must yield a count:
+without one (no summary, or `report_problem`: no report, a refused or malformed one) an exit-0 run
+fails `template <t>: <why>`; a report's failures reject an exit-0 run like `owed` counts do; and
+`min_ok` fails a run whose *passed* tests are fewer: `min_ok unmet: <passed> passed < min_ok <m>`.
+
 Red runs (the base tree plus the candidate's tests must fail; min_tests never applies):
  1. timed out → error (as above); could not run, no exit status, or exit 126/127 (even when
     red_expect matches: the tests never ran) → error `red run command could not run …` + tail 5
@@ -111,6 +117,32 @@ def _unrunnable(prefix: str, exit_code: int | None, could_not_run: bool, output:
     return None
 
 
+def _unmet_ok(counts: Counts, min_ok: int | None, code: int) -> str | None:
+    if min_ok is None or counts.passed >= min_ok:
+        return None
+    return f"min_ok unmet: {counts.passed} passed < min_ok {min_ok} (skipped tests do not count); {_exit(code)}"
+
+
+def _templated(exit_code: int, counts: Counts | None, output: str, min_tests: int | None, cwd: str | None,
+               template: str, min_ok: int | None, report_problem: str | None):
+    if counts is None:
+        if exit_code in _CANNOT_RUN:
+            return _plain(exit_code, None, output, min_tests, cwd)
+        why = report_problem or "no test count in the log"
+        return "fail", _tailed(f"template {template}: {why}; {_exit(exit_code)}", output, COMMAND_TAIL)
+    verdict, note = _plain(exit_code, counts, output, min_tests, cwd)
+    extra = []
+    if counts.tests > 0 and (unmet := _unmet_ok(counts, min_ok, exit_code)):
+        extra.append(unmet)
+    if exit_code == 0 and counts.failed > 0 and counts.format in ("junit", "evidence"):
+        shown = ", ".join(counts.failed_names[:10])
+        what = "missing fields" if counts.format == "evidence" else "failed tests"
+        extra.append(f"template {template}: report lists {counts.failed} {what}" + (f": {shown}" if shown else "") + "; exit 0")
+    if extra:
+        return "fail", "\n".join(extra + ([note] if note else []))
+    return verdict, note
+
+
 def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | None, cwd: str | None):
     ended = f"command {_ended(exit_code)}"
     if exit_code in _CANNOT_RUN and counts is None:
@@ -171,9 +203,16 @@ def judge(
     red: bool = False,
     red_expect: str | None = None,
     cwd: str | None = None,
+    template: str | None = None,
+    min_ok: int | None = None,
+    report: Counts | None = None,
+    reads_report: bool = False,
+    report_problem: str | None = None,
 ) -> Judgement:
     """The verdict of one run by the rules in the module map; never raises on any output."""
     counts, protocol_notes = read_counts(output)
+    if reads_report:
+        counts = report
     failed = counts.failed_names if counts else tuple(failed_names(output)[:MAX_NAMES])
     if timed_out:
         verdict, note = "error", _timeout(timeout_s, output)
@@ -181,6 +220,8 @@ def judge(
         verdict, note = "error", broken
     elif red:
         verdict, note = _red(exit_code, counts, output, red_expect, cwd)
+    elif template:
+        verdict, note = _templated(exit_code, counts, output, min_tests, cwd, template, min_ok, report_problem)
     else:
         verdict, note = _plain(exit_code, counts, output, min_tests, cwd)
     if protocol_notes:

@@ -8,8 +8,8 @@ in ledger entries; `kind` and `ref` (check, evidence, invariant or dependency id
 pattern) exist so allowance coverage never has to parse `what`.
 
 Detected: node removed · check removed · red turned off · min_tests lowered (checks and
-invariants; removing min_tests lowers it) · check/invariant definition changed (run, timeout_s,
-reads, repeat; tests and red_expect while red stays on) · review count or min_rank lowered ·
+invariants; removing min_tests lowers it) · min_ok lowered (likewise) · check/invariant definition
+changed (run, timeout_s, reads, repeat, template, report, fields; tests and red_expect while red stays on) · review count or min_rank lowered ·
 writes widened (each new pattern not provably inside the old scope) · dependency removed ·
 approve removed · evidence removed, or its `by` changed to a role other than owner · invariant
 removed · setup, closure or exec (env/wrap) changed · allow changed other than deleting whole rules.
@@ -65,7 +65,7 @@ def _n(value: int | None) -> str:
 
 
 def _definition(old: Measured, new: Measured) -> list[str]:
-    fields = ["run", "timeout_s", "reads", "repeat"]
+    fields = ["run", "timeout_s", "reads", "repeat", "template", "report", "fields"]
     if isinstance(old, Check) and isinstance(new, Check) and old.red and new.red:
         fields += ["tests", "red_expect"]
     changed = []
@@ -86,6 +86,9 @@ def _measured(subject: str, label: str, old: Measured, new: Measured) -> list[Do
     if old.min_tests is not None and (new.min_tests is None or new.min_tests < old.min_tests):
         what = f"min_tests lowered on {label} {old.id} ({_n(old.min_tests)} -> {_n(new.min_tests)})"
         out.append(Downgrade(node=subject, what=what, kind="min-tests", ref=old.id))
+    if old.min_ok is not None and (new.min_ok is None or new.min_ok < old.min_ok):
+        what = f"min_ok lowered on {label} {old.id} ({_n(old.min_ok)} -> {_n(new.min_ok)})"
+        out.append(Downgrade(node=subject, what=what, kind="min-ok", ref=old.id))
     changed = _definition(old, new)
     if changed:
         what = f"{label} {old.id} definition changed ({', '.join(changed)})"

@@ -73,11 +73,25 @@ class Repeat(Spec, kw_only=True):
         return self.runs if self.need is None else self.need
 
 
+Template = Annotated[str, _meta("a check template (cargo-tests, node-tap, evidence-json, pytest, junit-xml)", min_length=1, rule="check_template")]
+FieldName = Annotated[str, _meta("a field name", min_length=1, rule="control")]
+
+
 class Measured(Spec, kw_only=True):
-    """Fields shared by trunk invariants and node checks."""
+    """Fields shared by trunk invariants and node checks.
+
+    `run` is required unless `template` is set; the loader expands a template into `template:
+    <name>@<version>` plus its `run` (owed.plan.templates), so after parsing `run` is always set.
+    """
 
     id: CheckId
-    run: Text
+    run: Text | None = None
+    template: Template | None = None
+    args: Text | None = None  # template arguments (cargo-tests, node-tap, pytest)
+    python: Text | None = None  # pytest's interpreter command (default python3)
+    report: Annotated[str, _meta("a relative path", min_length=1)] | None = None
+    fields: Annotated[tuple[FieldName, ...], Meta(min_length=1)] = ()
+    min_ok: NonNeg | None = None  # successful tests at least (templates only)
     timeout_s: Pos = 600
     reads: Globs = ("**",)
     min_tests: NonNeg | None = None

@@ -26,8 +26,8 @@ from typing import Any, Iterable
 import msgspec
 
 from owed import globs
-from owed.plan import graph, names
-from owed.plan.model import MAX_INT, AllowRule, Check, Drive, Measured, Node, Plan, Repeat
+from owed.plan import graph, names, templates
+from owed.plan.model import MAX_INT, AllowRule, Check, Drive, Invariant, Measured, Node, Plan, Repeat
 from owed.plan.walk import Rule, Walker, got
 
 Problems = Iterable[tuple[str, str]]
@@ -48,6 +48,7 @@ STRING_RULES = {
     "wrap": names.wrap_template_problems,
     "node_id": names.node_id_problems,
     "env_name": _env_name,
+    "check_template": templates.name_problems,
 }
 
 
@@ -86,6 +87,22 @@ def _red_tests(c: Check, w: Walker) -> Problems:
 def _red_repeat(c: Check, w: Walker) -> Problems:
     if c.red and c.repeat is not None:
         yield ".repeat", "not allowed on a red check"
+
+
+_TEMPLATE_FIELDS = ("run", "template", "args", "python", "report", "fields", "min_ok")
+
+
+def _template(m: Measured, w: Walker) -> Problems:
+    yield from templates.problems(template=m.template, run=m.run, args=m.args, python=m.python,
+                                  report=m.report, fields=m.fields, min_ok=m.min_ok)
+
+
+def _expand(m: Measured) -> Measured:
+    """`template: pytest` → `template: pytest@1` and its `run`: the stored plan holds the expansion."""
+    if m.template is None:
+        return m
+    name, run = templates.expand(m.template, run=m.run, args=m.args, python=m.python, report=m.report)
+    return msgspec.structs.replace(m, template=name, run=run)
 
 
 def _unique(items: Iterable[Any], field: str, w: Walker, where: str, what: str) -> Problems:
@@ -186,7 +203,8 @@ def _plan_node_agents(p: Plan, w: Walker) -> Problems:
 
 RULES: dict[type, list[Rule]] = {
     Repeat: [(("runs", "need"), _repeat)],
-    Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat)],
+    Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat), (_TEMPLATE_FIELDS, _template)],
+    Invariant: [(_TEMPLATE_FIELDS, _template)],
     Node: [
         (("checks", "writes"), _node_writes),
         (("checks",), _node_ids),
@@ -205,6 +223,8 @@ RULES: dict[type, list[Rule]] = {
 
 NORMALIZERS = {
     Repeat: lambda r: msgspec.structs.replace(r, need=None) if r.need == r.runs else r,
+    Check: _expand,
+    Invariant: _expand,
 }
 
 

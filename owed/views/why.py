@@ -18,6 +18,7 @@ import shlex
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Refused, UnknownNode
+from owed.measure.shell import one_line
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -89,8 +90,12 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
     if merged and cand is None and rec.slot is not None:
         cand = rec.slot.cand
     rows = []
+    templated = {c.id: c for c in node.checks if c.template}
     for i in its:
         row = {"obligation": i.obligation, "mark": i.mark, "status": i.status, "key": i.key}
+        kind, _, cid = i.obligation.partition(":")
+        if kind in ("check", "red", "strength") and cid in templated:
+            row["template"] = {"name": templated[cid].template, "run": templated[cid].run}
         if i.discharger:
             row["discharger"] = i.discharger
         if i.obs is not None:
@@ -175,6 +180,8 @@ def render(v: dict) -> str:
         if r.get("discharger") and r["mark"] == "D":
             line += f" → {r['discharger']}"
         out.append(line)
+        if r.get("template"):  # the versioned expansion the key was computed from
+            out.append(f"      template {r['template']['name']}: {one_line(r['template']['run'])}")
         if o and o.get("note"):  # a pass has a note too when it says something (noisy (2/3 passed))
             out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
         if r.get("hint"):

@@ -201,3 +201,18 @@ def test_exec_for_keys():
     assert exec_for_keys(parse_plan("trunk: m\nexec: {wrap: [a, b], wrap_grace_s: 3}")) == {"wrap": ["a", "b"]}
     assert exec_for_keys(parse_plan("trunk: m\nexec: {wrap_grace_s: 3}")) is None
     assert exec_for_keys(parse_plan("trunk: m")) is None
+
+
+def test_template_changes_and_min_ok_lowered_are_downgrades():
+    from owed.plan.load import parse_plan
+    from owed.plan.downgrades import downgrades
+
+    def plan(extra):
+        return parse_plan("trunk: main\nnodes:\n - id: a\n   writes: [s/]\n   checks:\n    - id: t\n"
+                          "      template: junit-xml\n      run: make\n" + extra)
+
+    old = plan("      min_ok: 5\n")
+    assert [d.what for d in downgrades(old, plan("      min_ok: 2\n"))] == ["min_ok lowered on check t (5 -> 2)"]
+    assert [d.what for d in downgrades(old, plan("      min_ok: 5\n      report: other.xml\n"))] == [
+        "check t definition changed (report)"]
+    assert downgrades(old, plan("      min_ok: 9\n")) == []

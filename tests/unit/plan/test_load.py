@@ -239,3 +239,18 @@ def test_blob_depends_on_values_not_object_identity():
     )
     assert plan_blob(built) == b'{"nodes":[{"checks":[{"id":"c","run":"x"}],"id":"a","writes":["w"]}],"trunk":"m"}'
     assert plan_blob(built) == plan_blob(parse_plan("trunk: m\nnodes: [{id: a, writes: [w], checks: [{id: c, run: x}]}]"))
+
+
+def test_templates_expand_once_and_round_trip():
+    from owed.plan.load import parse_plan, plan_blob
+
+    p = parse_plan("trunk: main\nnodes:\n - id: a\n   writes: [s/]\n   checks:\n    - id: t\n"
+                   "      template: node-tap\n      args: test/\n")
+    c = p.nodes[0].checks[0]
+    assert (c.template, c.run) == ("node-tap@1", "node --test --test-reporter=tap test/")
+    blob = plan_blob(p)
+    assert plan_blob(parse_plan(blob, fmt="json")) == blob
+    # A stored expansion that does not match its template is refused, never silently rewritten.
+    tampered = blob.replace(b"test/\"", b"other/\"", 1).replace(b"tap test/", b"tap nope/")
+    with pytest.raises(Exception, match="not allowed with template node-tap"):
+        parse_plan(tampered, fmt="json")
