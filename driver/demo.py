@@ -2,7 +2,8 @@
 
 A plan of six nodes in three waves (one check fails on the first candidate and is repaired; one node needs
 an independent review; one invariant guards every merge), `owed init`, then `owed drive` until idle, then
-status, brief and verify. `build(dest)` makes the repository and returns its path; `main()` runs it all.
+status, brief and verify, and the final task graph as `graph.svg` next to the repository (kept when
+the repository is removed). `build(dest)` makes the repository and returns its path; `main()` runs it all.
 """
 
 from __future__ import annotations
@@ -133,6 +134,23 @@ def owed(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True)
 
 
+def write_graph(repo: Path) -> Path | None:
+    """The final task graph next to the repository: graph.svg, or graph.dot when Graphviz is missing."""
+    svg = repo.parent / "graph.svg"
+    r = owed(repo, "graph", "--format", "svg", "--output", str(svg))
+    if r.returncode == 0:
+        print(f"== task graph: {svg}")
+        return svg
+    dot = repo.parent / "graph.dot"
+    r2 = owed(repo, "graph", "--format", "dot", "--output", str(dot))
+    print(f"== {r.stderr.strip().removeprefix('owed: ')}")
+    if r2.returncode != 0:
+        print(r2.stderr.rstrip())
+        return None
+    print(f"== task graph (DOT): {dot}")
+    return dot
+
+
 def main(dest: str | None = None, keep: bool = False) -> int:
     from driver.loop import main as drive
 
@@ -154,8 +172,13 @@ def main(dest: str | None = None, keep: bool = False) -> int:
             return r.returncode
     merged = json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"]
     print(f"== {merged} of 6 nodes merged in {time.monotonic() - t0:.1f} s (driver exit code {code})")
+    picture = write_graph(repo)
     if not keep and not dest:
-        shutil.rmtree(base, ignore_errors=True)
+        # The repository goes; the picture of its graph stays next to where it was.
+        shutil.rmtree(repo, ignore_errors=True)
+        (base / "agent-script.json").unlink(missing_ok=True)
+    if picture is None:
+        return EXIT_REFUSED
     return EXIT_OK if merged == 6 and code == EXIT_OK else EXIT_REFUSED
 
 

@@ -8,3 +8,4 @@ from owed.cli import cmd_drive  # noqa: F401  drive idle
 from owed.cli import cmd_obligations  # noqa: F401
 from owed.cli import cmd_agent  # noqa: F401
 from owed.cli import cmd_demo  # noqa: F401
+from owed.cli import cmd_graph  # noqa: F401
