@@ -4,15 +4,36 @@ Map:
   owed(...)             the envelope: list the open `manual-task` issues, run each one's predicate
   shell_predicate(...)  the default run_predicate: `sh -c` through runner/, own process group, timed
   Obligation            one row; PredicateOutcome: what one evaluation produced
-  OPEN / DISCHARGED / UNKNOWN, OBLIGATION_STATES, OBLIGATION_FIELDS
-  re-exported: parse_verify (owed.obligations_verify); gh_issues, configured_owners,
-  GhUnavailable (owed.obligations_gh)
+  OBLIGATION_STATES, OBLIGATION_FIELDS, DEFAULT_LIMIT; re-exported: OPEN / DISCHARGED / UNKNOWN
+  (owed.obligations_judge, which owns the three-state rule), parse_verify (owed.obligations_verify),
+  gh_issues, configured_owners, GhUnavailable (owed.obligations_gh)
 
 An agent blocked on something only a human can do files a `manual-task` issue whose body carries
 `**Verify:** `<shell command>``: exit 0 means the ask is done. Three states, never two: `open`
 (no predicate, or it answered non-zero), `discharged` (it answered 0), `unknown` (nothing could be
 checked; shown as `?`). Nothing here mutates anything: a passing predicate is evidence, not
 authority. A predicate runs only for repositories whose owner is in `trusted_owners`.
+
+Decided where the document is silent or loose (the openloops 0.1.25 reading of it second):
+
+- `unknown` is never collapsed. Which evaluator answers are no answer -- no status, 126/127,
+  128+N, negative statuses, and output showing the check could not authenticate, reach the
+  service or find one of its commands, at any exit status -- is stated and owned by
+  owed.obligations_judge. A shell syntax error still reads `open`, as the document says.
+- Evaluators may return an int, a PredicateOutcome (anything with `status` and `output`), or a
+  `(status, output)` pair; bools, strings, floats and other shapes are `unknown`, never coerced.
+- Sources: `issues_source` is any iterable of mappings (list, tuple, generator) or a callable
+  asked with the keywords `owners, label, state, limit, timeout` that returns one. Something that
+  is not an iterable of mappings (None, a dict, a string, a row that is not a mapping) is a failed
+  listing (`listed: False`), never "nothing owed"; an exception other than GhUnavailable from a
+  source is a bug and propagates. Fields that are missing or malformed never crash: text fields
+  become '' (a number is spelled out), the issue number 0, an unreadable `createdAt` 0 days.
+- Truncation is a fact: the source is asked for `limit + 1` rows (a generator is read no further),
+  and `truncated` means more than `limit` came back; exactly `limit` is not truncation. The
+  default cap is 50 and the largest 999, so that cap + 1 fits `gh search`'s 1000.
+- Order: open, then unknown, then discharged (the order a reader acts in; OBLIGATION_STATES keeps
+  the document's own order of names); within a state, rows that carry a predicate first, then
+  the longest-owed, then repo and number.
 
 >>> from datetime import datetime, timezone
 >>> issues = [
@@ -58,13 +79,15 @@ An owner you did not name is never executed, and never silently believed:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from owed.obligations_gh import GhUnavailable, configured_owners, gh_issues, split_owners
+from owed.obligations_gh import MAX_LIMIT, GhUnavailable, configured_owners, gh_issues, split_owners
+from owed.obligations_judge import DISCHARGED, OPEN, UNKNOWN, join, tail, verdict
 from owed.obligations_verify import parse_verify, read_verify
 
 __all__ = [
@@ -83,12 +106,6 @@ __all__ = [
     "shell_predicate",
 ]
 
-OPEN = "open"
-"""No predicate at all, or the predicate ran and returned non-zero."""
-DISCHARGED = "discharged"
-"""The predicate ran and returned 0. The ask is done; the issue is just still open."""
-UNKNOWN = "unknown"
-"""Nothing could be checked. Rendered `?`. Never collapsed into either other state."""
 OBLIGATION_STATES = (OPEN, DISCHARGED, UNKNOWN)
 """The three states, in the order a reader cares about them."""
 OBLIGATION_FIELDS = (
@@ -96,8 +113,10 @@ OBLIGATION_FIELDS = (
 )
 """Every key on every row, whatever the issue happened to say."""
 
-# How much of what a predicate printed is kept as evidence: enough to disagree with a verdict.
-EVIDENCE_CHARS = 1000
+DEFAULT_LIMIT = 50
+"""How many rows owed() reports by default; one more is asked for, so that truncation is a fact."""
+# The order rows are shown in: what is owed first, what nobody could check next, what is done last.
+_STATE_RANK = {OPEN: 0, UNKNOWN: 1, DISCHARGED: 2}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +125,8 @@ class Obligation:
 
     `verify` is the `**Verify:**` field exactly as the issue wrote it and `predicate` is the
     runnable command extracted from it -- both are carried so a reader can disagree with
-    `state` rather than absorb it. `age_days` is None when the issue gave no readable date.
+    `state` rather than absorb it. `age_days` is 0 when the issue gave no readable date (the
+    raw `created` text is kept, so a reader can see why).
 
     >>> Obligation('acme/widget', 7, 't', 'u', '2026-01-01T00:00:00Z', 3).state
     'open'
@@ -117,7 +137,7 @@ class Obligation:
     title: str
     url: str
     created: str
-    age_days: int | None
+    age_days: int
     state: str = OPEN
     verify: str = ""
     predicate: str = ""
@@ -146,13 +166,15 @@ class PredicateOutcome:
 def shell_predicate(command: str, *, timeout: float = 20.0) -> PredicateOutcome:
     """The default `run_predicate`: run the command in a subshell, bounded in time.
 
-    The exit status is the answer and nothing else is interpreted. Anything that is not an
-    exit status -- a timeout, a shell that would not start, a shell killed by a signal, the
-    shell's own 126/127 for a command it could not execute or find -- comes back as
-    `status=None`, which is `unknown`, which is `?`.
+    The exit status is the answer and nothing else is interpreted here. Anything that is not an
+    exit status -- a timeout, a shell that would not start, a shell killed by a signal -- comes
+    back as `status=None`, which is `unknown`, which is `?`. Statuses that are exit statuses but
+    not answers (126, 127, 128+N) come back as they are and are judged by owed(), the same way
+    as an injected evaluator's (owed.obligations_judge).
 
     The command runs as `sh -c` (POSIX shell, no login profile) in its own process group, in a
-    fresh empty directory with stdin closed, and the whole group is killed at the timeout.
+    fresh empty directory with stdin closed, and the whole group is killed at the timeout. The
+    output is stdout and stderr together, stripped, bounded by runner/'s tail.
 
     >>> shell_predicate('exit 0').status
     0
@@ -169,17 +191,14 @@ def shell_predicate(command: str, *, timeout: float = 20.0) -> PredicateOutcome:
     # `owed obligations` happened to be typed, and cannot write into that checkout by accident.
     with tempfile.TemporaryDirectory(prefix="owed-predicate-") as cwd:
         out = run_sync(RunSpec(command=["sh", "-c", command], cwd=cwd, timeout_s=timeout, grace_s=1.0))
-    text = _tail(out.text)
+    text = out.text.strip()
     if out.timed_out:
-        return PredicateOutcome(None, _join(f"timed out after {timeout:g}s", text))
-    if out.could_not_run:
-        # No shell at all, or the shell's own 126/127 ("cannot execute" / "not found", reserved by
-        # POSIX): the question was never put, so there is no answer to read.
-        why = out.error or (f"exit {out.exit_code}, the command could not be executed" if out.exit_code else "")
-        return PredicateOutcome(None, _join(f"could not run: {why or 'the shell did not start'}", text))
+        return PredicateOutcome(None, join(f"timed out after {timeout:g}s", tail(text)))
+    if out.exit_code is None and out.could_not_run:
+        return PredicateOutcome(None, join(f"could not run: {out.error or 'the shell did not start'}", tail(text)))
     if out.exit_code is None:
         # The shell itself died of a signal: it never answered the question.
-        return PredicateOutcome(None, _join(f"shell killed by signal {out.signal or '?'}", text))
+        return PredicateOutcome(None, join(f"shell killed by signal {out.signal or '?'}", tail(text)))
     return PredicateOutcome(out.exit_code, text)
 
 
@@ -189,11 +208,11 @@ def owed(
     owners: Iterable[str] | str | None = None,
     trusted_owners: Iterable[str] | str | None = None,
     label: str = "manual-task",
-    limit: int = 50,
+    limit: int = DEFAULT_LIMIT,
     timeout: float = 30.0,
     predicate_timeout: float = 20.0,
     now: datetime | None = None,
-    issues_source: list[dict[str, Any]] | Callable[..., list[dict[str, Any]]] | None = None,
+    issues_source: Iterable[Mapping[str, Any]] | Callable[..., Iterable[Mapping[str, Any]]] | None = None,
     run_predicate: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """The open `manual-task` obligations, each re-checked against the world.
@@ -207,16 +226,17 @@ def owed(
     search wider than you trust. Owners compare case-insensitively, as GitHub logins do.
 
     Two seams, each one keyword argument, each defaulting to a real implementation:
-    `issues_source=` (defaults to `gh_issues()`; a list of dicts substitutes, and a callable
-    is called with `owners, label, state, limit, timeout` keywords) and `run_predicate=`
-    (defaults to `shell_predicate()`; any callable from command to exit status or
-    PredicateOutcome substitutes). With both injected this reaches no network and needs no `gh`.
+    `issues_source=` (defaults to `gh_issues()`; any iterable of issue dicts substitutes, and a
+    callable is asked with `owners, label, state, limit, timeout` keywords, `limit` being one more
+    than the cap) and `run_predicate=` (defaults to `shell_predicate()`; any callable from command
+    to an exit status, a PredicateOutcome or a `(status, output)` pair substitutes). With both
+    injected this reaches no network and needs no `gh`.
 
     Returns one envelope, never a bare list, because a reader has to be able to tell "nothing
     is owed" from "I could not find out": `listed` (False when the listing itself failed; the
     counts are then zeros that mean nothing, and `error` says why), `checked` (whether
-    predicates were evaluated at all), `truncated` (the result saturated its cap, so the count
-    is a floor), `counts` (`open` / `discharged` / `unknown` / `with_predicate` / `total`),
+    predicates were evaluated at all), `truncated` (more than `limit` issues came back, so the
+    count is a floor), `counts` (`open` / `discharged` / `unknown` / `with_predicate` / `total`),
     `rows` (dicts with every key in OBLIGATION_FIELDS), plus `error`, `owners`,
     `trusted_owners`, `label` and `limit` so a partial answer is a visible one.
 
@@ -232,8 +252,8 @@ def owed(
     >>> report['listed'], report['error'], report['counts']['total']
     (False, 'gh: not logged in', 0)
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_LIMIT}, got {limit!r}")
     now = _utc(now or datetime.now(timezone.utc))
     searched = _owner_tuple(owners)
     envelope = {"owners": list(searched), "label": label, "limit": limit}
@@ -243,12 +263,8 @@ def owed(
                 searched = configured_owners(timeout=timeout)
                 envelope["owners"] = list(searched)
             issues_source = gh_issues
-        if callable(issues_source):
-            issues = issues_source(owners=searched, label=label, state="open", limit=limit, timeout=timeout)
-        else:
-            issues = issues_source
-        if not isinstance(issues, list) or not all(isinstance(i, dict) for i in issues):
-            raise GhUnavailable(f"issues_source returned {type(issues).__name__}, not a list of issue dicts")
+        # One more than the cap is asked for: only a row beyond the cap proves there are more.
+        issues = _listing(issues_source, owners=searched, label=label, limit=limit + 1, timeout=timeout)
         failure = None
     except GhUnavailable as e:
         failure = str(e)
@@ -267,20 +283,37 @@ def owed(
     ]
     rows.sort(key=_order)
     return _envelope(
-        envelope, trusted, rows=rows, listed=True, checked=verify, truncated=len(issues) >= limit, error=None
+        envelope, trusted, rows=rows, listed=True, checked=verify, truncated=len(issues) > limit, error=None
     )
 
 
-def _row(issue: dict, *, now: datetime, verify: bool, trusted: set[str], run_predicate: Callable) -> Obligation:
-    """One issue dict, as gh returned it, judged. Missing fields become empty, never absent."""
+def _listing(source: Any, *, owners: tuple[str, ...], label: str, limit: int, timeout: float) -> list[Mapping]:
+    """At most `limit` issue rows from `source`: a callable (asked with keywords) or the rows themselves.
+
+    Anything that is not an iterable of mappings is a listing failure, never "nothing owed"; a
+    generator is read no further than `limit` rows.
+    """
+    got = source(owners=owners, label=label, state="open", limit=limit, timeout=timeout) if callable(source) else source
+    if isinstance(got, (str, bytes, Mapping)) or not isinstance(got, Iterable):
+        raise GhUnavailable(f"issues_source gave a {type(got).__name__}, not an iterable of issue rows")
+    rows = list(itertools.islice(got, limit))
+    for row in rows:
+        if not isinstance(row, Mapping):
+            raise GhUnavailable(f"issues_source gave a {type(row).__name__} row, not an issue mapping")
+    return rows
+
+
+def _row(issue: Mapping, *, now: datetime, verify: bool, trusted: set[str], run_predicate: Callable) -> Obligation:
+    """One issue row, as the source gave it, judged. Missing or malformed fields become empty, never a crash."""
     repo = _repo_of(issue)
-    created = str(issue.get("createdAt") or "")
-    field = read_verify(issue.get("body") if isinstance(issue.get("body"), str) else "")
+    created = _text(issue.get("createdAt"))
+    body = issue.get("body")
+    field = read_verify(body if isinstance(body, str) else "")
     row = Obligation(
         repo=repo,
         number=_number(issue.get("number")),
-        title=str(issue.get("title") or ""),
-        url=str(issue.get("url") or ""),
+        title=_text(issue.get("title")),
+        url=_text(issue.get("url")),
         created=created,
         age_days=_age_days(created, now),
         verify=field.text,
@@ -303,48 +336,54 @@ def _row(issue: dict, *, now: datetime, verify: bool, trusted: set[str], run_pre
 
 
 def _judge(run_predicate: Callable, command: str) -> tuple[str, str]:
-    """(state, evidence) from one evaluation. Only an int exit status is an answer."""
+    """(state, evidence) from one evaluation; the rule itself is owed.obligations_judge.verdict."""
     try:
         result = run_predicate(command)
     except Exception as e:  # noqa: BLE001 - an evaluator that broke has not answered
         return UNKNOWN, f"could not run: evaluator raised {type(e).__name__}: {e}"
-    status, output = (result.status, result.output) if isinstance(result, PredicateOutcome) else (result, "")
-    output = _tail(str(output or ""))
-    if status is None:
-        return UNKNOWN, output or "could not run"
-    if isinstance(status, bool) or not isinstance(status, int):
-        # True/False would read as 1/0: a guess dressed as an exit status.
-        return UNKNOWN, f"could not run: evaluator returned {type(status).__name__}, not an exit status"
-    return (DISCHARGED if status == 0 else OPEN), _join(f"exit {status}", output)
+    return verdict(result)
 
 
 _ISSUE_URL = re.compile(r"^https?://[^/]+/([^/]+/[^/]+)/(?:issues|pull)/\d+")
 
 
-def _repo_of(issue: dict) -> str:
+def _repo_of(issue: Mapping) -> str:
     repository = issue.get("repository")
-    if isinstance(repository, dict) and isinstance(repository.get("nameWithOwner"), str):
+    if isinstance(repository, Mapping) and isinstance(repository.get("nameWithOwner"), str):
         return repository["nameWithOwner"]
     if isinstance(repository, str) and "/" in repository:
         return repository
-    found = _ISSUE_URL.match(str(issue.get("url") or ""))
+    found = _ISSUE_URL.match(_text(issue.get("url")))
     return found.group(1) if found else ""
 
 
 def _number(value: Any) -> int:
+    """The issue number; 0 when it is missing or not a whole number (never a crash)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else 0
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
-def _age_days(created: str, now: datetime) -> int | None:
-    """Whole days since `created`; None when it is not a date; 0 for a clock that runs behind."""
+def _text(value: Any) -> str:
+    """A text field: a string as given, a number spelled out, anything else (None, lists, dicts) empty."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _age_days(created: str, now: datetime) -> int:
+    """Whole days since `created`; 0 when it is not a date, and for a clock that runs behind."""
     try:
-        moment = _utc(datetime.fromisoformat(created))
-    except ValueError:
-        return None
-    return max(0, (now - moment) // timedelta(days=1))
+        return max(0, (now - _utc(datetime.fromisoformat(created))) // timedelta(days=1))
+    except (ValueError, OverflowError):
+        return 0
 
 
 def _envelope(base: dict, trusted: tuple[str, ...], *, rows: list[Obligation], **flags: Any) -> dict[str, Any]:
@@ -366,8 +405,9 @@ def _envelope(base: dict, trusted: tuple[str, ...], *, rows: list[Obligation], *
 
 
 def _order(row: Obligation) -> tuple:
-    # State first (the order a reader cares about), then the longest-owed first.
-    return (OBLIGATION_STATES.index(row.state), row.age_days is None, -(row.age_days or 0), row.repo, row.number)
+    # Open, then unknown, then discharged; within a state the rows that carry a predicate first
+    # (their verdict was checked, or says why it could not be), then the longest-owed.
+    return (_STATE_RANK[row.state], not row.predicate, -row.age_days, row.repo, row.number)
 
 
 def _owner_tuple(owners: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -380,12 +420,3 @@ def _owner_tuple(owners: Iterable[str] | str | None) -> tuple[str, ...]:
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
-
-
-def _tail(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= EVIDENCE_CHARS else "..." + text[-EVIDENCE_CHARS:]
-
-
-def _join(head: str, text: str) -> str:
-    return f"{head}: {text}" if text else head

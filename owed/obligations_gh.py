@@ -8,7 +8,12 @@ Map:
   _gh(args, timeout)      one `gh` call; every failure becomes GhUnavailable
 
 `gh` is a trusted tool, not a predicate, and its JSON must arrive whole (runner/ keeps only a
-bounded tail of output), so it is called with subprocess and a timeout rather than through runner/.
+bounded tail of output), so it is called with subprocess rather than through runner/ -- still in its
+own process group, killed as a group at the timeout and then reaped.
+
+Read only, by construction: with owners given (or in OPENLOOPS_OWNERS / OWED_OWNERS) the listing is
+exactly one `gh search issues` filtered by owner, label and state; resolving owners otherwise adds
+`gh alias list` and `gh api user --jq .login`, both reads. Nothing here calls any other gh subcommand.
 """
 
 from __future__ import annotations
@@ -16,12 +21,17 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 from typing import Any
 
 ISSUE_JSON_FIELDS = ("body", "createdAt", "number", "repository", "title", "url")
 # `gh search` stops at 1000 results; a larger cap would be a promise gh cannot keep.
 SEARCH_CAP = 1000
+# owed() asks for one row more than it reports, so its own cap stops one short of gh's.
+MAX_LIMIT = SEARCH_CAP - 1
+# After the kill at a timeout, how long to wait for gh's pipes to close before giving up on them.
+REAP_S = 2.0
 OWNER_VARS = ("OPENLOOPS_OWNERS", "OWED_OWNERS")
 
 
@@ -121,14 +131,21 @@ def split_owners(text: str) -> tuple[str, ...]:
 def alias_owners(alias_list: str) -> tuple[str, ...]:
     """The owners the `owe` alias searches, from `gh alias list` output.
 
+    gh prints `name: expansion` (YAML, gh 2.x) or, in older releases and through a pipe,
+    `name<TAB>expansion`; both are read.
+
     >>> listing = "co: pr checkout" + chr(10) + "owe: search issues --owner acme --owner=widgets --label manual-task"
     >>> alias_owners(listing)
     ('acme', 'widgets')
     >>> alias_owners("owe: '!gh search issues user:acme org:widgets label:manual-task'")
     ('acme', 'widgets')
+    >>> alias_owners("co" + chr(9) + "pr checkout" + chr(10) + "owe" + chr(9) + "search issues --owner acme")
+    ('acme',)
     """
     for line in alias_list.splitlines():
-        name, sep, expansion = line.partition(":")
+        name, sep, expansion = line.partition("\t")
+        if not sep or ":" in name:
+            name, sep, expansion = line.partition(":")
         if sep and name.strip() == "owe":
             return _owners_in(_unquote(expansion.strip()))
     return ()
@@ -163,26 +180,53 @@ def _owners_in(expansion: str) -> tuple[str, ...]:
 
 
 def _gh(args: list[str], timeout: float) -> str:
-    """stdout of `gh <args>`; a missing gh, a timeout or a non-zero exit is GhUnavailable."""
+    """stdout of `gh <args>`; a missing gh, a timeout or a non-zero exit is GhUnavailable.
+
+    gh runs in a new session (its own process group); at the timeout the whole group is killed
+    and gh reaped, so nothing it started outlives the call.
+    """
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     what = "gh " + " ".join(args[:2])
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             ["gh", *args],
             stdin=subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             errors="replace",
-            timeout=timeout,
             env=env,
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise GhUnavailable("gh not found on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise GhUnavailable(f"{what} timed out after {timeout:g}s") from None
     except OSError as e:
         raise GhUnavailable(f"{what} could not start: {e.strerror or e}") from None
-    if done.returncode != 0:
-        detail = next((ln.strip() for ln in done.stderr.splitlines() if ln.strip()), "no message")
-        raise GhUnavailable(f"{what} failed (exit {done.returncode}): {detail}")
-    return done.stdout
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise GhUnavailable(f"{what} timed out after {timeout:g}s") from None
+    except BaseException:
+        _kill_group(proc)  # interrupted (Ctrl-C): gh must not outlive us either
+        raise
+    if proc.returncode != 0:
+        detail = next((ln.strip() for ln in stderr.splitlines() if ln.strip()), "no message")
+        raise GhUnavailable(f"{what} failed (exit {proc.returncode}): {detail}")
+    return stdout
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL gh's process group, then reap gh; bounded even if something holds its pipes open."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.communicate(timeout=REAP_S)
+    except subprocess.TimeoutExpired:
+        # A grandchild that left the group still holds a pipe: stop reading it, reap gh itself.
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        proc.wait(timeout=REAP_S)

@@ -3,11 +3,21 @@
 Map:
   read_verify(body)  -> VerifyField: the predicate, the field text, and why there is no predicate
   parse_verify(body) -> (predicate, verify_text): the public contract, re-exported by owed.obligations
-  _field_text(body)  the first Verify line that is the issue's own (not fenced, quoted or commented out)
+  _field_text(body)  the first Verify line that is the issue's own (not in a fenced or indented code
+                     block, not in an HTML comment)
   _first_span(text)  the first backtick code span; an unterminated one is malformed, not prose
 
-The field is one line: the text after the marker up to the end of that line. Everything here is
-pure string work; nothing runs.
+The field is one line: the text after the marker up to the end of that line. The marker is the
+label `Verify:` however the body marks it up -- bold (`**Verify:**`, `**Verify**:`), italic or
+underscored (`*Verify:*`, `__Verify:__`), or plain (`Verify:`); in any case of the label; at the
+start of a line, optionally as a list item and optionally inside a blockquote (`> **Verify:** ...`,
+at any depth). Never inside a fenced block (``` or ~~~, also a fence inside a blockquote, which
+ends with its blockquote), an indented code block or an HTML comment: those quote the format,
+they are not this issue's field. The first such line wins.
+
+A field that is prose (no code span, or the documented "none possible" answer) has no predicate,
+and its prose is the reason given for that -- the row's evidence. Everything here is pure string
+work; nothing runs.
 """
 
 from __future__ import annotations
@@ -15,12 +25,16 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-# `**Verify:**` or `**Verify**:`, at the start of a line, optionally as a list item. Up to three
-# spaces of indent: four or more is an indented code block, i.e. an example, not the field.
+# `Verify:` bold, italic or plain (the colon inside or outside the emphasis), at the start of a
+# line (blockquote markers already removed), optionally as a list item. Up to three spaces of
+# indent: four or more is an indented code block, i.e. an example, not the field.
 _MARKER = re.compile(
-    r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?\*\*[ \t]*verify[ \t]*(?::[ \t]*\*\*|\*\*[ \t]*:)(.*)$",
+    r"^ {0,3}(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?"
+    r"(?:(?P<em>\*\*|__|\*|_)[ \t]*verify[ \t]*(?::[ \t]*(?P=em)|(?P=em)[ \t]*:)|verify[ \t]*:)"
+    r"(?P<text>.*)$",
     re.IGNORECASE,
 )
+_QUOTE = re.compile(r" {0,3}> ?")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # The documented "no predicate is possible here" answers. They win over any code span in the
 # prose, because `gh` and `true` mentioned in passing both exit 0.
@@ -84,42 +98,57 @@ def read_verify(body: str | None) -> VerifyField:
     if not text:
         return VerifyField("", "", "empty Verify field", False)
     if _NONE_POSSIBLE.match(text):
-        return VerifyField("", text, "the Verify field says no predicate is possible", False)
+        return VerifyField("", text, text, False)
     span, problem = _first_span(text)
     if problem:
         return VerifyField("", text, f"malformed Verify field: {problem}", True)
     if span is None:
-        return VerifyField("", text, "the Verify field is prose, with no command", False)
+        return VerifyField("", text, text, False)
     return VerifyField(span, text, "", False)
 
 
 def _field_text(body: str) -> str | None:
     """The text after the first real Verify marker, or None when there is none."""
-    fence: tuple[str, int] | None = None  # (char, run length) of the open fence
+    fence: tuple[str, int, int] | None = None  # (char, run length, blockquote depth) of the open fence
     in_comment = False
     for raw in body.splitlines():
         line = raw.rstrip("\r")
         if in_comment:
             in_comment = "-->" not in line
             continue
-        fence_match = _FENCE.match(line)
         if fence is not None:
-            run = fence_match.group(1) if fence_match else ""
-            if run and run[0] == fence[0] and len(run) >= fence[1] and not fence_match.group(2).strip():
-                fence = None
+            depth, rest = _unquote(line, fence[2])
+            if depth == fence[2]:
+                match = _FENCE.match(rest)
+                run = match.group(1) if match else ""
+                if run and run[0] == fence[0] and len(run) >= fence[1] and not match.group(2).strip():
+                    fence = None
+                continue
+            fence = None  # the blockquote that held the fence ended, and the fence with it
+        depth, rest = _unquote(line)
+        match = _FENCE.match(rest)
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence = (match.group(1)[0], len(match.group(1)), depth)
             continue
-        if fence_match and not (fence_match.group(1)[0] == "`" and "`" in fence_match.group(2)):
-            fence = (fence_match.group(1)[0], len(fence_match.group(1)))
-            continue
-        if line.lstrip().startswith(">"):
-            continue  # a blockquote quotes someone else's field
-        marker = _MARKER.match(line)
+        marker = _MARKER.match(rest)
         if marker:
-            return marker.group(1).strip()
-        opened = line.rfind("<!--")
-        if opened >= 0 and "-->" not in line[opened:]:
+            return marker.group("text").strip()
+        opened = rest.rfind("<!--")
+        if opened >= 0 and "-->" not in rest[opened:]:
             in_comment = True  # issue templates carry commented-out examples of the format
     return None
+
+
+def _unquote(line: str, most: int | None = None) -> tuple[int, str]:
+    """(blockquote depth, the line without its markers), removing at most `most` markers."""
+    depth = 0
+    while most is None or depth < most:
+        marker = _QUOTE.match(line)
+        if marker is None:
+            break
+        line = line[marker.end():]
+        depth += 1
+    return depth, line
 
 
 def _first_span(text: str) -> tuple[str | None, str]:

@@ -21,7 +21,7 @@ STATE_MARK = {"open": "open", "discharged": "discharged", "unknown": "?"}
 TITLE_WIDTH = 40
 PREDICATE_WIDTH = 48  # column padding only: a longer predicate is still printed whole
 EVIDENCE_WIDTH = 72
-MAX_LIMIT = 1000  # gh search's own ceiling
+MAX_LIMIT = 999  # gh search's ceiling is 1000, and one more row than the cap is asked for (truncation)
 
 
 @app.command("obligations")
@@ -34,7 +34,9 @@ def obligations(
         None, "--trusted", help="Owners whose predicates may run, comma-separated (default: the searched owners)."
     ),
     label: str = typer.Option("manual-task", "--label", help="The issue label that marks an obligation."),
-    limit: int = typer.Option(50, "--limit", help=f"Cap on issues listed (1-{MAX_LIMIT}); a full cap is flagged."),
+    limit: int = typer.Option(
+        50, "--limit", help=f"Cap on issues listed (1-{MAX_LIMIT}); more than the cap is flagged TRUNCATED."
+    ),
     json_mode: bool = typer.Option(False, "--json", help="Print the envelope as one JSON document."),
 ) -> None:
     """What you still owe your agents: open manual-task issues, each re-checked by its own predicate."""
@@ -82,7 +84,7 @@ def render(report: dict) -> str:
         f"{counts['unknown']} ? ({counts['with_predicate']} with a predicate)"
     )
     if report["truncated"]:
-        lines.append(f"TRUNCATED: the listing filled its cap of {report['limit']}; the counts are a floor.")
+        lines.append(f"TRUNCATED: more than the cap of {report['limit']} are open; the counts are a floor.")
     if not report["checked"]:
         lines.append("NOT VERIFIED: predicates were not run; every row with one reads ?.")
     if not report["rows"]:
@@ -103,7 +105,7 @@ def _table(rows: list[dict]) -> list[str]:
     cells = [
         (
             STATE_MARK.get(row["state"], "?"),
-            "?" if row["age_days"] is None else f"{row['age_days']}d",
+            f"{row['age_days']}d",
             _visible(f"{row['repo']}#{row['number']}"),
             _clip(row["title"], TITLE_WIDTH),
             _visible(row["predicate"]) or "-",

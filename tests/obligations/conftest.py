@@ -10,13 +10,16 @@ from pathlib import Path
 import pytest
 
 # The fake answers from files in its own directory, so a child process (the CLI) sees the same
-# gh the test configured: search.json / search.exit / search.err / search.sleep, alias.txt, login.txt.
+# gh the test configured: search.json / search.exit / search.err / search.sleep / search.bg, alias.txt,
+# login.txt; and for any other call (a predicate's own `gh secret list`, say) other.out / other.err /
+# other.exit when other.out exists. Every call is appended to calls.log, one argument a line.
 FAKE_GH = r"""#!/bin/sh
 here=$(dirname "$0")
 { for a in "$@"; do printf '%s\n' "$a"; done; printf -- '---\n'; } >> "$here/calls.log"
 case "$1 $2" in
 "search issues")
   [ -f "$here/search.sleep" ] && exec sleep "$(cat "$here/search.sleep")"  # exec: the kill reaches it
+  if [ -f "$here/search.bg" ]; then sleep 30 & echo $! > "$here/bg.pid"; wait; fi  # a child of gh's own
   [ -f "$here/search.err" ] && cat "$here/search.err" >&2
   [ -f "$here/search.exit" ] && exit "$(cat "$here/search.exit")"
   cat "$here/search.json"; exit 0 ;;
@@ -27,6 +30,10 @@ case "$1 $2" in
   [ -f "$here/login.txt" ] || { echo "gh auth login required" >&2; exit 4; }
   cat "$here/login.txt"; exit 0 ;;
 esac
+if [ -f "$here/other.out" ]; then
+  cat "$here/other.out"; [ -f "$here/other.err" ] && cat "$here/other.err" >&2
+  exit "$(cat "$here/other.exit" 2>/dev/null || echo 0)"
+fi
 echo "fake gh: unexpected call: $*" >&2
 exit 64
 """

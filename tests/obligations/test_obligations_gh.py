@@ -85,8 +85,9 @@ def test_owed_on_the_real_source_reads_the_fake_gh(fake_gh, mk_issue, monkeypatc
     fake_gh.issues([mk_issue(1, "**Verify:** `done`"), mk_issue(2, "**Verify:** `done`", repo="other/x")])
     report = owed(run_predicate=lambda command: 0, limit=5)
     assert report["listed"] and report["owners"] == ["acme"] and report["trusted_owners"] == ["acme"]
-    assert [(r["number"], r["state"]) for r in report["rows"]] == [(1, "discharged"), (2, "unknown")]
-    assert "--limit" in fake_gh.calls()[0] and "5" in fake_gh.calls()[0]
+    assert [(r["number"], r["state"]) for r in report["rows"]] == [(2, "unknown"), (1, "discharged")]
+    search = fake_gh.calls()[0]
+    assert search[search.index("--limit") + 1] == "6"  # the cap plus the one row that proves truncation
 
 
 def test_owed_with_gh_missing_reports_a_failed_listing(no_gh):
@@ -101,3 +102,80 @@ def test_owed_with_explicitly_no_owners_searches_nothing(fake_gh, monkeypatch):
     report = owed(owners=[])
     assert report["listed"] is False and "no owners to search" in report["error"]
     assert fake_gh.calls() == []
+
+
+def test_owners_from_the_owe_alias_in_the_tab_separated_format(fake_gh):
+    fake_gh.answer("login.txt", "me\n")
+    fake_gh.answer("alias.txt", "co\tpr checkout\nowe\tsearch issues --owner acme --owner widgets --label x\n")
+    assert configured_owners() == ("acme", "widgets")
+    fake_gh.answer("alias.txt", "owe\t!gh search issues user:acme org:widgets label:manual-task\n")
+    assert configured_owners() == ("acme", "widgets")
+    fake_gh.answer("alias.txt", "owed\tsearch issues --owner nope\nowe: search issues --owner=acme\n")
+    assert configured_owners() == ("acme",)  # `owed` is not `owe`, in either format
+    assert [call[:2] for call in fake_gh.calls()] == [["alias", "list"]] * 3  # the alias answered; no login asked
+
+
+def test_a_gh_that_hangs_is_killed_with_its_whole_group_and_reaped(fake_gh):
+    import os
+    import time
+
+    import psutil
+
+    fake_gh.answer("search.bg", "")
+    started = time.monotonic()
+    with pytest.raises(GhUnavailable, match="timed out after 0.5s"):
+        gh_issues(owners=("acme",), timeout=0.5)
+    assert time.monotonic() - started < 5
+    pid = int((fake_gh.bin / "bg.pid").read_text())
+    deadline = time.monotonic() + 3
+    def gone():
+        try:
+            return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return True
+
+    while not gone():
+        assert time.monotonic() < deadline, "gh's own child outlived the timeout"
+        time.sleep(0.05)
+    assert not psutil.Process(os.getpid()).children(recursive=True)  # gh itself was reaped
+
+
+def test_the_default_listing_is_exactly_one_filtered_search(fake_gh, mk_issue, monkeypatch, tmp_path):
+    """Read only, provably: every gh call is recorded; the listing makes exactly one, and it is filtered."""
+    monkeypatch.setenv("OPENLOOPS_OWNERS", "acme widgets")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    fake_gh.issues([mk_issue(1, f"**Verify:** `touch {marks}/one`"), mk_issue(2, "**Verify:** none"),
+                    mk_issue(3, "**Verify:** `exit 1`", repo="widgets/x")])
+    report = owed(limit=10)
+    assert report["counts"] == {"open": 2, "discharged": 1, "unknown": 0, "with_predicate": 2, "total": 3}
+    assert fake_gh.calls() == [[
+        "search", "issues", "--owner", "acme", "--owner", "widgets", "--label", "manual-task",
+        "--state", "open", "--limit", "11", "--json", "body,createdAt,number,repository,title,url",
+    ]]
+
+
+def test_resolving_owners_adds_only_reads(fake_gh, mk_issue):
+    fake_gh.answer("login.txt", "me\n")
+    owed(run_predicate=lambda command: 0)
+    assert [call[:2] for call in fake_gh.calls()] == [["alias", "list"], ["api", "user"], ["search", "issues"]]
+    assert fake_gh.calls()[1] == ["api", "user", "--jq", ".login"]  # a GET of the login, nothing else
+
+
+def test_an_expired_token_does_not_make_every_row_read_open(fake_gh, mk_issue, monkeypatch):
+    """The document's own predicate shape, through the real shell and a gh whose token has expired."""
+    monkeypatch.setenv("OPENLOOPS_OWNERS", "acme")
+    predicate = "gh secret list --repo acme/widget --json name -q '.[].name' | grep -qx DEPLOY_KEY"
+    fake_gh.issues([mk_issue(n, f"**Verify:** `{predicate}`") for n in (1, 2, 3)])
+    fake_gh.answer("other.out", "")
+    fake_gh.answer("other.err", "HTTP 401: Bad credentials (https://api.github.com/repos/acme/widget/secrets)\n")
+    fake_gh.answer("other.exit", "1")
+    report = owed()
+    assert report["counts"]["unknown"] == 3 and report["counts"]["open"] == 0
+    assert report["rows"][0]["evidence"].startswith("exit 1: the check could not authenticate: HTTP 401")
+    (fake_gh.bin / "other.err").unlink()
+    fake_gh.answer("other.exit", "0")
+    fake_gh.answer("other.out", "OTHER_KEY\n")
+    assert owed()["counts"]["open"] == 3  # a real answer: the secret is not there
+    fake_gh.answer("other.out", "DEPLOY_KEY\n")
+    assert owed()["counts"]["discharged"] == 3

@@ -48,7 +48,7 @@ def test_every_row_has_every_field_even_from_a_sparse_issue():
     assert report["listed"] and report["counts"]["total"] == 2
     for row in report["rows"]:
         assert tuple(row) == OBLIGATION_FIELDS
-        assert row["state"] == OPEN and row["age_days"] is None and row["evidence"] == "no Verify field"
+        assert row["state"] == OPEN and row["age_days"] == 0 and row["evidence"] == "no Verify field"
     assert sorted(r["number"] for r in report["rows"]) == [0, 12]
 
 
@@ -74,10 +74,15 @@ def test_exit_status_decides_open_and_discharged(mk_issue):
     "answer, evidence",
     [
         (PredicateOutcome(None, "timed out after 20s"), "timed out after 20s"),
-        (PredicateOutcome(None), "could not run"),
-        (None, "could not run"),
-        (True, "could not run: evaluator returned bool, not an exit status"),
-        ("0", "could not run: evaluator returned str, not an exit status"),
+        (PredicateOutcome(None), "could not run: the evaluator returned no exit status"),
+        (None, "could not run: the evaluator returned no exit status"),
+        ((None, "gh went away"), "gh went away"),
+        (True, "could not run: the evaluator returned bool, not an exit status"),
+        ("0", "could not run: the evaluator returned str, not an exit status"),
+        (PredicateOutcome(False, "no"), "could not run: the evaluator returned bool, not an exit status: no"),
+        ((1.0, "x"), "could not run: the evaluator returned float, not an exit status: x"),
+        ((0, "a", "b"), "could not run: the evaluator returned tuple, not an exit status"),
+        ({"status": 0}, "could not run: the evaluator returned dict, not an exit status"),
     ],
 )
 def test_anything_but_an_exit_status_is_unknown(mk_issue, answer, evidence):
@@ -144,7 +149,7 @@ def test_no_verify_runs_nothing_and_says_so(mk_issue):
     assert by_number[2]["state"] == OPEN
 
 
-def test_rows_are_ordered_by_state_then_longest_owed(mk_issue):
+def test_rows_are_ordered_open_unknown_discharged_then_predicate_then_oldest(mk_issue):
     def at(days):
         return (NOW - timedelta(days=days)).isoformat()
 
@@ -156,11 +161,31 @@ def test_rows_are_ordered_by_state_then_longest_owed(mk_issue):
         mk_issue(5, "plain", created="not a date"),
         mk_issue(6, "**Verify:** `yes`", created=at(5)),
         mk_issue(7, "plain", created=at(3), repo="acme/aaa"),
+        mk_issue(8, "**Verify:** `no`", created=at(2)),
+        mk_issue(9, "**Verify:** `yes`", created=at(1), repo="evil/x"),
     ]
-    report = owed(issues_source=issues, trusted_owners="acme", run_predicate=Recorder({"yes": 0}), now=NOW)
+    report = owed(issues_source=issues, trusted_owners="acme", run_predicate=Recorder({"yes": 0, "no": 1}), now=NOW)
     assert [(r["state"], r["number"]) for r in report["rows"]] == [
-        (OPEN, 4), (OPEN, 7), (OPEN, 2), (OPEN, 5), (DISCHARGED, 6), (DISCHARGED, 1), (UNKNOWN, 3),
+        (OPEN, 8), (OPEN, 4), (OPEN, 7), (OPEN, 2), (OPEN, 5),
+        (UNKNOWN, 9), (UNKNOWN, 3),
+        (DISCHARGED, 6), (DISCHARGED, 1),
     ]
+
+
+def test_the_document_example_order():
+    """The document's own example: open #8 (no predicate) above discharged #7; untrusted #7 reads ?."""
+    issues = [
+        {"number": 7, "createdAt": "2026-08-01T00:00:00Z", "repository": {"nameWithOwner": "acme/widget"},
+         "body": '**Verify:** `[ "$(gh api repos/acme/widget/keys --jq length)" -gt 0 ]`'},
+        {"number": 8, "createdAt": "2026-08-10T00:00:00Z", "repository": {"nameWithOwner": "acme/widget"},
+         "body": "**Verify:** none possible - a judgement call."},
+    ]
+    report = owed(issues_source=issues, run_predicate=lambda command: 0, trusted_owners=("acme",), now=NOW)
+    assert [(r["state"], r["age_days"], r["number"]) for r in report["rows"]] == [
+        (OPEN, 10, 8), (DISCHARGED, 19, 7)]
+    assert report["rows"][0]["evidence"] == "none possible - a judgement call."
+    quiet = owed(issues_source=issues, run_predicate=lambda command: 0, trusted_owners=(), now=NOW)
+    assert [(r["number"], r["state"]) for r in quiet["rows"]] == [(8, OPEN), (7, UNKNOWN)]
 
 
 @pytest.mark.parametrize(
@@ -171,8 +196,9 @@ def test_rows_are_ordered_by_state_then_longest_owed(mk_issue):
         ("2026-08-19T02:00:00+02:00", 1),  # offsets count
         ("2026-08-19T00:00:00", 1),  # a naive stamp is read as UTC
         ("2026-09-01T00:00:00Z", 0),  # a clock behind the issue is not negative debt
-        ("", None),
-        ("yesterday", None),
+        ("", 0),  # no readable date is 0 days, never None: the raw text stays in `created`
+        ("yesterday", 0),
+        ("2026-08-19", 1),  # a bare date is midnight UTC
     ],
 )
 def test_age_in_whole_days(mk_issue, created, age):
@@ -194,27 +220,120 @@ def test_listing_failure_is_not_nothing_owed():
         raise GhUnavailable("gh: not logged in")
 
     report = owed(issues_source=broken, owners=["acme"], label="needs-human", limit=7, timeout=3.0)
-    assert seen == {"owners": ("acme",), "label": "needs-human", "state": "open", "limit": 7, "timeout": 3.0}
+    # one more than the cap is asked for: only an extra row proves truncation
+    assert seen == {"owners": ("acme",), "label": "needs-human", "state": "open", "limit": 8, "timeout": 3.0}
     assert (report["listed"], report["checked"], report["error"], report["rows"]) == (
         False, False, "gh: not logged in", [])
     assert report["counts"]["total"] == 0
 
 
-@pytest.mark.parametrize("bad", [None, {"items": []}, ["not a dict"]])
-def test_a_source_returning_garbage_is_a_listing_failure(bad):
-    report = owed(issues_source=lambda **query: bad)
-    assert report["listed"] is False and "not a list of issue dicts" in report["error"]
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (None, "issues_source gave a NoneType, not an iterable of issue rows"),
+        ({"items": []}, "issues_source gave a dict, not an iterable of issue rows"),
+        ("[]", "issues_source gave a str, not an iterable of issue rows"),
+        (7, "issues_source gave a int, not an iterable of issue rows"),
+        (["not a dict"], "issues_source gave a str row, not an issue mapping"),
+    ],
+)
+def test_a_source_returning_garbage_is_a_listing_failure(bad, message):
+    sources = [lambda **query: bad] + ([bad] if bad is not None else [])  # a None source means "use gh"
+    for source in sources:
+        report = owed(issues_source=source)
+        assert (report["listed"], report["error"], report["rows"]) == (False, message, [])
 
 
-def test_a_saturated_cap_is_flagged_and_respected(mk_issue):
-    three = [mk_issue(n, "") for n in (1, 2, 3)]
-    assert owed(issues_source=three, limit=4)["truncated"] is False
-    assert owed(issues_source=three, limit=3)["truncated"] is True
-    capped = owed(issues_source=three, limit=2)
-    assert capped["truncated"] is True and capped["counts"]["total"] == 2
+def _issues(n):
+    return [{"number": i, "body": "", "repository": {"nameWithOwner": "acme/w"}} for i in range(1, n + 1)]
 
 
-@pytest.mark.parametrize("limit", [0, -1, True, 2.5])
+@pytest.mark.parametrize("shape", [list, tuple, iter, lambda rows: (row for row in rows)])
+def test_any_iterable_of_rows_is_a_source(shape):
+    report = owed(issues_source=shape(_issues(3)), now=NOW)
+    assert report["listed"] and [r["number"] for r in report["rows"]] == [1, 2, 3]
+
+
+def test_a_callable_source_is_asked_with_keywords_and_may_return_any_iterable():
+    asked = []
+
+    def source(*, owners, label, state, limit, timeout):  # keyword-only: positional calls would fail
+        asked.append((owners, label, state, limit, timeout))
+        return (row for row in _issues(2))
+
+    report = owed(issues_source=source, owners="acme", label="x", limit=5, timeout=2.0, now=NOW)
+    assert asked == [(("acme",), "x", "open", 6, 2.0)]
+    assert report["counts"]["total"] == 2 and report["truncated"] is False
+
+
+def test_truncation_is_a_fact_one_more_than_the_cap():
+    assert owed(issues_source=_issues(3), limit=3)["truncated"] is False  # exactly the cap: not truncated
+    capped = owed(issues_source=_issues(4), limit=3)
+    assert capped["truncated"] is True and [r["number"] for r in capped["rows"]] == [1, 2, 3]
+    assert owed(issues_source=_issues(2), limit=3)["truncated"] is False
+
+
+def test_a_generator_source_is_read_no_further_than_cap_plus_one():
+    pulled = []
+
+    def endless():
+        n = 0
+        while True:
+            n += 1
+            pulled.append(n)
+            yield {"number": n}
+
+    report = owed(issues_source=endless(), limit=4)
+    assert report["truncated"] is True and report["counts"]["total"] == 4 and pulled == [1, 2, 3, 4, 5]
+
+
+def test_the_default_cap_is_50():
+    asked = {}
+
+    def source(**query):
+        asked.update(query)
+        return _issues(51)
+
+    report = owed(issues_source=source)
+    assert asked["limit"] == 51 and report["limit"] == 50
+    assert report["counts"]["total"] == 50 and report["truncated"] is True
+    assert owed(issues_source=_issues(50))["truncated"] is False
+
+
+def test_a_source_failing_midway_is_a_listing_failure():
+    def flaky():
+        yield {"number": 1}
+        raise GhUnavailable("connection reset")
+
+    report = owed(issues_source=flaky())
+    assert (report["listed"], report["error"], report["rows"]) == (False, "connection reset", [])
+
+
+@pytest.mark.parametrize(
+    "row, expect",
+    [
+        ({}, {"repo": "", "number": 0, "title": "", "url": "", "created": "", "age_days": 0}),
+        ({"title": None, "url": None, "body": None, "createdAt": None, "number": None},
+         {"title": "", "url": "", "created": "", "age_days": 0, "number": 0}),
+        ({"title": ["x"], "url": {"a": 1}, "body": ["**Verify:** `x`"], "createdAt": 17, "number": "abc"},
+         {"title": "", "url": "", "created": "17", "age_days": 0, "number": 0, "predicate": ""}),
+        ({"number": True, "title": 5, "repository": {"nameWithOwner": None}, "url": 3},
+         {"number": 0, "title": "5", "repo": "", "url": "3"}),
+        ({"number": 4.0, "repository": "acme/x", "createdAt": "2026-13-45"},
+         {"number": 4, "repo": "acme/x", "age_days": 0}),
+        ({"number": 4.5, "repository": ["acme/x"], "url": "https://github.com/acme/y/issues/4"},
+         {"number": 0, "repo": "acme/y"}),
+    ],
+)
+def test_malformed_rows_never_crash(row, expect):
+    report = owed(issues_source=[row], trusted_owners="acme", run_predicate=Recorder(), now=NOW)
+    got = report["rows"][0]
+    assert tuple(got) == OBLIGATION_FIELDS
+    assert {k: got[k] for k in expect} == expect
+    assert isinstance(got["age_days"], int)
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 2.5, 1000])
 def test_a_nonsense_limit_is_refused(limit):
     with pytest.raises(ValueError, match="limit"):
         owed(issues_source=[], limit=limit)
@@ -223,3 +342,101 @@ def test_a_nonsense_limit_is_refused(limit):
 def test_listed_success_carries_no_error():
     report = owed(issues_source=[])
     assert report["error"] is None and report["listed"] is True and report["truncated"] is False
+
+
+@pytest.mark.parametrize(
+    "answer, state, evidence",
+    [
+        (0, DISCHARGED, "exit 0"),
+        (4, OPEN, "exit 4"),
+        (PredicateOutcome(1, "missing: KEY"), OPEN, "exit 1: missing: KEY"),
+        ((0, "found KEY"), DISCHARGED, "exit 0: found KEY"),
+        ((3, "no"), OPEN, "exit 3: no"),
+        ([2, b"nope\n"], OPEN, "exit 2: nope"),
+        ((1, None), OPEN, "exit 1"),
+        ((None, "gh: timed out"), UNKNOWN, "gh: timed out"),
+    ],
+)
+def test_every_evaluator_return_shape_is_honoured(mk_issue, answer, state, evidence):
+    report = owed(issues_source=[mk_issue(1, "**Verify:** `x`")], trusted_owners="acme",
+                  run_predicate=lambda command: answer, now=NOW)
+    row = report["rows"][0]
+    assert (row["state"], row["evidence"]) == (state, evidence)
+
+
+@pytest.mark.parametrize(
+    "answer, evidence",
+    [
+        (126, "exit 126: the command could not be run"),
+        (127, "exit 127: the command could not be run"),
+        ((127, "sh: 1: gh: not found"), "exit 127: the command could not be run: sh: 1: gh: not found"),
+        (130, "exit 130: killed by signal 2"),
+        (PredicateOutcome(137), "exit 137: killed by signal 9"),
+        (255, "exit 255: killed by signal 127"),
+        (-15, "killed by signal 15"),
+        (256, "status 256 is not an exit status"),
+    ],
+)
+def test_statuses_that_mean_the_command_did_not_run_are_unknown_from_any_evaluator(mk_issue, answer, evidence):
+    report = owed(issues_source=[mk_issue(1, "**Verify:** `x`")], trusted_owners="acme",
+                  run_predicate=lambda command: answer, now=NOW)
+    row = report["rows"][0]
+    assert (row["state"], row["evidence"]) == (UNKNOWN, evidence)
+    assert report["counts"]["open"] == 0
+
+
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        ((1, "HTTP 401: Bad credentials (https://api.github.com/graphql)"), "the check could not authenticate"),
+        ((4, "To get started with GitHub CLI, please run:  gh auth login"), "the check could not authenticate"),
+        ((1, "fatal: Authentication failed for 'https://github.com/acme/w/'"), "the check could not authenticate"),
+        ((1, "HTTP 403: API rate limit exceeded for user ID 1."), "the check could not authenticate"),
+        ((1, "git@github.com: Permission denied (publickey)."), "the check could not authenticate"),
+        ((1, "error connecting to api.github.com\ncheck your internet connection"),
+         "the check could not reach the service"),
+        ((6, "curl: (6) Could not resolve host: example.com"), "the check could not reach the service"),
+        ((1, 'Post "https://api.github.com/graphql": dial tcp: lookup api.github.com: no such host'),
+         "the check could not reach the service"),
+        ((7, "curl: (7) Failed to connect to localhost port 9 after 0 ms: Connection refused"),
+         "the check could not reach the service"),
+        ((1, "sh: 1: gh: not found"), "a command in it could not be run"),
+        ((1, "bash: line 1: gh: command not found"), "a command in it could not be run"),
+        ((1, "zsh:1: command not found: gh"), "a command in it could not be run"),
+        ((1, "sh: 1: ./check: Permission denied"), "a command in it could not be run"),
+        # exit 0 is no answer either when the check visibly did not run: `! gh api ...` inverted a failure
+        ((0, "HTTP 401: Bad credentials"), "the check could not authenticate"),
+        ((0, "sh: 1: gh: not found"), "a command in it could not be run"),
+    ],
+)
+def test_a_check_that_could_not_authenticate_or_reach_is_unknown(mk_issue, answer, reason):
+    issues = [mk_issue(n, f"**Verify:** `check {n}`") for n in (1, 2, 3)]
+    report = owed(issues_source=issues, trusted_owners="acme", run_predicate=lambda command: answer, now=NOW)
+    assert report["counts"]["unknown"] == 3 and report["counts"]["open"] == report["counts"]["discharged"] == 0
+    status, output = answer
+    assert report["rows"][0]["evidence"].startswith(f"exit {status}: {reason}: ")
+    assert output.splitlines()[0] in report["rows"][0]["evidence"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        (1, "HTTP 404: Not Found (https://api.github.com/repos/acme/w/environments/prod)"),
+        (2, 'sh: 1: Syntax error: "fi" unexpected'),  # the document: a shell that cannot parse it reads open
+        (1, "secret DEPLOY_KEY not found"),
+        (1, "file not found: config.yml"),
+        (128, "fatal: not a git repository"),
+        (1, ""),
+    ],
+)
+def test_answers_that_merely_sound_like_failures_stay_answers(mk_issue, answer):
+    report = owed(issues_source=[mk_issue(1, "**Verify:** `x`")], trusted_owners="acme",
+                  run_predicate=lambda command: answer, now=NOW)
+    assert report["rows"][0]["state"] == OPEN
+
+
+def test_evidence_is_bounded_but_the_rule_reads_all_the_output(mk_issue):
+    noisy = (1, "HTTP 401: Bad credentials\n" + "x" * 5000)
+    row = owed(issues_source=[mk_issue(1, "**Verify:** `x`")], trusted_owners="acme",
+               run_predicate=lambda command: noisy, now=NOW)["rows"][0]
+    assert row["state"] == UNKNOWN and len(row["evidence"]) < 1100

@@ -17,15 +17,43 @@ def test_the_exit_status_is_the_answer_and_output_is_kept():
     assert shell_predicate("if then fi").status == 2
 
 
-def test_a_command_the_shell_cannot_find_or_execute_is_not_an_answer(tmp_path):
+def test_126_and_127_come_back_as_statuses_and_owed_reads_them_as_unknown(tmp_path, mk_issue):
     missing = shell_predicate("definitely-not-a-command-owed")
-    assert missing.status is None
-    assert missing.output.startswith("could not run: exit 127, the command could not be executed")
-    assert "not found" in missing.output
+    assert missing.status == 127 and "not found" in missing.output
     script = tmp_path / "not-executable"
     script.write_text("exit 0\n")
-    assert shell_predicate(str(script)).status is None  # 126
+    assert shell_predicate(str(script)).status == 126
     assert shell_predicate("false").status == 1
+    report = owed(issues_source=[mk_issue(1, "**Verify:** `definitely-not-a-command-owed`"),
+                                 mk_issue(2, f"**Verify:** `{script}`"), mk_issue(3, "**Verify:** `false`")],
+                  trusted_owners="acme")
+    by_number = {r["number"]: r for r in report["rows"]}
+    assert by_number[1]["state"] == "unknown"
+    assert by_number[1]["evidence"].startswith("exit 127: the command could not be run: ")
+    assert by_number[2]["state"] == "unknown"
+    assert by_number[2]["evidence"].startswith("exit 126: the command could not be run: ")
+    assert (by_number[3]["state"], by_number[3]["evidence"]) == ("open", "exit 1")
+
+
+def test_a_missing_command_inside_a_pipeline_is_unknown_not_open(mk_issue):
+    # grep answers 1 for the pipeline, but the shell said the first command was never found
+    outcome = shell_predicate("definitely-not-a-command-owed --json name | grep -qx NAME")
+    assert outcome.status == 1 and "not found" in outcome.output
+    row = owed(issues_source=[mk_issue(1, "**Verify:** `definitely-not-a-command-owed | grep -qx NAME`")],
+               trusted_owners="acme")["rows"][0]
+    assert row["state"] == "unknown" and row["evidence"].startswith("exit 1: a command in it could not be run: ")
+
+
+def test_a_command_killed_by_a_signal_inside_the_shell_is_unknown(mk_issue):
+    outcome = shell_predicate("sh -c 'kill -TERM $$'")
+    assert outcome.status == 143
+    row = owed(issues_source=[mk_issue(1, "**Verify:** `sh -c 'kill -TERM $$'`")], trusted_owners="acme")["rows"][0]
+    assert row["state"] == "unknown" and row["evidence"].startswith("exit 143: killed by signal 15")
+
+
+def test_a_syntax_error_still_reads_open_as_the_document_says(mk_issue):
+    row = owed(issues_source=[mk_issue(1, "**Verify:** `if then fi`")], trusted_owners="acme")["rows"][0]
+    assert row["state"] == "open" and row["evidence"].startswith("exit 2")
 
 
 def test_posix_sh_without_a_login_profile_in_an_empty_directory(tmp_path, monkeypatch):

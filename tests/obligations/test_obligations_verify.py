@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,36 @@ def test_marker_variants_are_all_the_field():
         assert parse_verify(line)[0] == "a", line
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Verify: `a`",  # plain label
+        "verify: `a`",
+        "VERIFY:`a`",
+        "Verify : `a`",
+        "*Verify:* `a`",
+        "_Verify_: `a`",
+        "__Verify:__ `a`",
+        "** Verify: ** `a`",
+        "- Verify: `a`",
+        "> **Verify:** `a`",  # inside a blockquote
+        ">**Verify:** `a`",
+        "> > Verify: `a`",
+        "  > - **verify**: `a`",
+        "> 1. VeRiFy: `a`",
+    ],
+)
+def test_the_field_is_found_however_it_is_marked_up(line):
+    body = NL.join(["Blocked on a deploy key.", "", line, "", "thanks"])
+    assert parse_verify(body) == ("a", "`a`"), line
+
+
+@pytest.mark.parametrize("line", ["Verifying: `a`", "Please verify: `a`", "**Verify** `a`", "Verify `a`",
+                                  "**Verify:* `a`", "    Verify: `a`", "\tVerify: `a`"])
+def test_near_misses_are_not_the_field(line):
+    assert parse_verify(line) == ("", "")
+
+
 def test_double_backtick_span_carries_a_backtick():
     assert parse_verify("**Verify:** ``test `cat f` = 1``")[0] == "test `cat f` = 1"
 
@@ -32,9 +63,11 @@ def test_prose_none_possible_wins_over_code_spans_in_it():
         assert not read_verify("**Verify:** " + prose).malformed
 
 
-def test_prose_without_a_span_is_no_predicate_but_not_malformed():
+def test_prose_without_a_span_is_no_predicate_but_not_malformed_and_the_prose_is_the_reason():
     field = read_verify("**Verify:** check the billing page by eye")
-    assert field == ("", "check the billing page by eye", "the Verify field is prose, with no command", False)
+    assert field == ("", "check the billing page by eye", "check the billing page by eye", False)
+    field = read_verify("> Verify: none possible - a judgement call.")
+    assert field == ("", "none possible - a judgement call.", "none possible - a judgement call.", False)
 
 
 def test_word_starting_with_none_is_not_the_none_answer():
@@ -44,12 +77,33 @@ def test_word_starting_with_none_is_not_the_none_answer():
 def test_quoted_examples_are_not_the_issue_own_field():
     fenced = NL.join(["~~~~md", "**Verify:** `tilde`", "~~~", "still fenced", "~~~~", "**Verify:** `real`"])
     assert parse_verify(fenced)[0] == "real"
-    quoted = NL.join(["> **Verify:** `quoted`", "**Verify:** `real`"])
-    assert parse_verify(quoted)[0] == "real"
     template = NL.join(["<!-- template:", "**Verify:** `example`", "-->", "**Verify:** `real`"])
     assert parse_verify(template)[0] == "real"
     indented = NL.join(["    **Verify:** `code block`", "**Verify:** `real`"])
     assert parse_verify(indented)[0] == "real"
+
+
+@pytest.mark.parametrize("label", ["**Verify:**", "Verify:", "verify:", "> **Verify:**", "_Verify:_"])
+def test_a_fenced_quote_of_the_format_is_never_the_field_whatever_its_markup(label):
+    for opening, closing in (("```", "```"), ("~~~", "~~~"), ("````markdown", "````")):
+        body = NL.join(["What I found:", opening, f"{label} `quoted`", closing, f"{label} `real`"])
+        assert parse_verify(body)[0] == "real", (label, opening)
+    # a fence inside a blockquote is a fenced quote too
+    body = NL.join(["> spec:", "> ```", f"> {label} `quoted`", "> ```", f"{label} `real`"])
+    assert parse_verify(body)[0] == "real", label
+
+
+def test_a_fence_inside_a_blockquote_ends_with_the_blockquote():
+    body = NL.join(["> ```", "> **Verify:** `quoted`", "", "**Verify:** `real`"])
+    assert parse_verify(body)[0] == "real"
+    # inside a top-level fence, a quoted closing fence is content, not the end of the fence
+    body = NL.join(["```", "> ```", "**Verify:** `still quoted`", "```", "**Verify:** `real`"])
+    assert parse_verify(body)[0] == "real"
+
+
+def test_a_blockquoted_field_is_the_field():
+    body = NL.join(["> **Verify:** `quoted`", "**Verify:** `real`"])
+    assert parse_verify(body)[0] == "quoted"  # the first field wins, quoted or not
 
 
 def test_an_unclosed_fence_hides_everything_after_it():
