@@ -73,7 +73,15 @@ def waived_key(state: State, node_id: str, obligation: str, key: str) -> bool:
 
 
 def superseded(block: Block, plan) -> str | None:
-    """Why an execution block no longer binds (its check was removed or redefined), else None."""
+    """Why an execution block no longer binds (its check was removed or redefined), else None.
+
+    Only owner plan changes supersede: a parent's redefinition re-pins `defn` to the new definition and a
+    parent's removal marks the block `kept` (owed/folds/judgments.py:keep_blocks), so neither lifts it."""
+    why = _superseded(block, plan)
+    return None if why == "removed" and block.kept is not None else why
+
+
+def _superseded(block: Block, plan) -> str | None:
     if block.kind != "exec":
         return None
     kind, cid = split(block.obligation)

@@ -99,7 +99,11 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
             slot.dropped, slot.dropped_by = slot.cand, e.seq
             slot.carryable = not wide and can_carry(changed.get(node_id, ()))
             slot.cand = None
-    if old.allow != new.allow:
+    if role != "owner":
+        J.keep_blocks(state, old, new, e.seq)
+    if old.allow != new.allow and role == "owner":
+        # Only an owner act sets an allowance; a parent may only delete whole rules (anything else is a
+        # downgrade), and what remains was set by the owner act at allow_seq, which easings keep citing.
         state.allow_seq = e.seq
     state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev, note=e.note, under=under,
                          downgrades=[f"{d.node}: {d.what}" for d in e.downgrades])

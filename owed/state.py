@@ -24,7 +24,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 10
+STATE_VERSION = 11
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -130,6 +130,7 @@ class Block(_S):
     cleared: int | None = None  # seq of the entry that cleared it
     cleared_how: str | None = None
     ruled: int | None = None  # seq of the rule that answered a needs-parent block
+    kept: int | None = None  # seq of a non-owner plan that removed its check: that removal does not lift it
 
 
 class ReviewRec(_S):
@@ -235,7 +236,7 @@ class State(msgspec.Struct, kw_only=True):
     trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk
     plan: PlanRef | None = None
     plans: list[PlanRef] = []
-    allow_seq: int = 0  # seq of the plan entry that last changed `allow`
+    allow_seq: int = 0  # seq of the owner plan entry (or genesis) that last set `allow`
     kinds: dict[str, int] = {}
     nodes: dict[str, NodeRec] = {}
     obs: dict[str, ObsAgg] = {}  # item id "subject\x1fobligation\x1fkey" -> aggregate

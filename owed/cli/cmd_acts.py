@@ -122,6 +122,7 @@ def defer(
     node: str = typer.Argument(...),
     invariants: List[str] = typer.Argument(..., metavar="INV...", help="Invariant ids (unit or inv:unit)."),
     reason: Optional[str] = typer.Option(None, "--reason", help="Why the debt may pass this merge (required)."),
+    candidate: Optional[str] = CANDIDATE,
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
@@ -130,7 +131,8 @@ def defer(
     from owed.ops.owner_acts import defer as run
 
     text = _text(reason, "owed defer needs --reason: a defer eases acceptance and says why")
-    _show(run(os.getcwd(), node, list(invariants), reason=text, as_=as_, i_am_owner=i_am_owner), json)
+    _show(run(os.getcwd(), node, list(invariants), reason=text, candidate=candidate, as_=as_, i_am_owner=i_am_owner),
+          json)
 
 
 @app.command()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from owed import entries as E
 from owed import principals as P
-from owed.acceptance import accepted, active_blocks, check_defn, recused, waived_key, writes_defn
+from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
@@ -89,6 +89,27 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
                                 by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
                                 note=e.note, defn=defn))
+
+
+def keep_blocks(state: State, old, new, seq: int) -> None:
+    """A plan change by a non-owner (a parent, even under an allow rule) never lifts an execution block:
+    a block the new plan would supersede is re-pinned to the new definition of its check (or writes), or,
+    when the check is gone, marked kept. Only an owner plan change or an owner waiver citing it lifts it."""
+    for rec in state.nodes.values():
+        for b in rec.blocks:
+            if b.kind != "exec" or b.cleared is not None or superseded(b, old) is not None:
+                continue
+            if superseded(b, new) is None:
+                continue
+            kind, _ = split(b.obligation)
+            node = new.node(b.node)
+            check = _check_of(new, b.node, b.obligation)
+            if kind == "writes" and node is not None:
+                b.defn = writes_defn(node)
+            elif check is not None and (kind == "check" or check.red):
+                b.defn = check_defn(check, new)
+            else:
+                b.kept = seq
 
 
 def fold_review(state: State, e: E.Review, plan) -> None:
@@ -213,7 +234,9 @@ def _complete(o: ObsRec | None, min_tests: int | None) -> bool:
 def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
     """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
     otherwise a text naming the new failures, or None when names cannot prove anything."""
-    if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict not in ("fail", "conflict"):
+    # Only a plain trunk fail: a flaky trunk item (pass and fail on one key) proves nothing about which
+    # tests fail there, so it never excuses a stable failure on a new key.
+    if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict != "fail":
         return None
     m, t = merge_agg.last_fail, trunk_agg.last_fail
     if not (_complete(m, min_tests) and _complete(t, min_tests)):

@@ -144,9 +144,9 @@ def fold_hold(state: State, e: E.Hold, plan) -> None:
 def fold_resume(state: State, e: E.Resume, plan) -> None:
     parent_or_owner(e)
     planned(state, e, plan)
-    rec = state.node(e.node)
+    rec = state.nodes.get(e.node)  # never created here: a refused resume must leave no node record behind
     if e.release == "hold":
-        if rec.held is None:
+        if rec is None or rec.held is None:
             raise refuse(e, f"{e.node} is not held")
         if e.after or e.expect:
             raise refuse(e, "a hold release takes neither --after nor --expect")

@@ -7,12 +7,16 @@ Map:
 - `check_named(state, node, given)` / `check_shown(state, node, shown)`: run INSIDE the `make(state)` given
   to `ledger.append`, so the act binds to the candidate under the ledger lock: the commit the caller named,
   and (under OWED_CONFIRM=owner) the candidate the owner confirmed.
+- `read_candidate(state, node)` / `check_read(state, node, read)`: the candidate (submit seq, commit) the
+  command itself read before the lock, and the check under the lock that it is still the open one, so a
+  judgment without `--candidate` binds to the candidate its caller saw, never to one submitted meanwhile.
 - `open_candidate(state, node)`: the open slot and its candidate, or a refusal naming the next step.
 - `known_node(plan, node)`, `required_text(value, what)`.
 - `parent_or_owner(as_, i_am_owner, kind, summary)`: the principal of an act of the parent (default
   `parent:cli`) that the owner may also record (delegated through `owed.ops.authority.owner`).
-- `writer_tree_rail(state, node, cwd)`: inside a subagent call, a review or evidence run from the node's own
-  open slot worktree is refused.
+- `writer_tree_rail(state, node, cwd)`: a review or evidence from a writer's run of the node is refused:
+  inside a subagent call when the command, the process or an ancestor inside the call works in one of
+  the node's slot worktrees; anywhere when the driver's run environment names the node's writer.
 - `who(by, channel)`, `short(commit)`: how acts name a principal and a commit in their confirmation line.
 """
 
@@ -87,6 +91,23 @@ def check_shown(state, node_id: str, shown: tuple[int, str] | None) -> None:
         raise Refused("candidate changed since confirmation; nothing recorded")
 
 
+def read_candidate(state, node_id: str) -> tuple[int, str] | None:
+    """(submit seq, commit) of the node's open candidate as the command read it, None without one."""
+    slot = state.open_slot(node_id)
+    return (slot.cand.seq, slot.cand.commit) if slot is not None and slot.cand is not None else None
+
+
+def check_read(state, node_id: str, read: tuple[int, str] | None) -> None:
+    """Under the lock: the open candidate must still be the one the command read (or still none)."""
+    now = read_candidate(state, node_id)
+    if now == read:
+        return
+    was = f"#{read[0]} {short(read[1])}" if read else "none"
+    is_ = f"#{now[0]} {short(now[1])}" if now else "none"
+    raise Refused(f"candidate changed since it was read: it was {was}, the open candidate is {is_}; "
+                  "nothing recorded; read it again and retry")
+
+
 def known_node(plan, node_id: str):
     node = plan.node(node_id)
     if node is None:
@@ -144,15 +165,43 @@ def _inside(path: Path, tree: Path) -> bool:
     return path == tree or tree in path.parents
 
 
+def _call_dirs(cwd: str) -> list[str]:
+    """Every directory this subagent call works from: the command's cwd, the process's own, and the cwd of
+    each ancestor process that is still inside the call (DSA_CALL/DSA_EXEC in its environment) — a writer's
+    agent that runs `cd /repo && owed review` still sits in its worktree."""
+    dirs = [cwd, os.getcwd()]
+    try:
+        import psutil
+
+        proc = psutil.Process().parent()
+        for _ in range(32):  # bounded: a call is a handful of processes deep
+            if proc is None:
+                break
+            env = proc.environ()
+            if not (env.get("DSA_CALL") or env.get("DSA_EXEC")):
+                break
+            dirs.append(proc.cwd())
+            proc = proc.parent()
+    except Exception:  # noqa: BLE001 — a process we may not inspect ends the walk; the rail is best effort
+        pass
+    return dirs
+
+
 def writer_tree_rail(state, node_id: str, cwd: str) -> None:
-    """Inside a subagent call, refuse a review or evidence recorded from the node's own slot worktree."""
+    """Refuse a review or evidence recorded from a writer's run of the node: inside a subagent call, when any
+    directory of the call lies in one of the node's slot worktrees (any attempt); in any process, when the
+    driver's run environment names the node's writer (OWED_ROLE=writer, OWED_NODE=<node>)."""
+    if os.environ.get("OWED_ROLE") == "writer" and os.environ.get("OWED_NODE") == node_id:
+        raise Refused(f"a writer's run of {node_id} (OWED_ROLE=writer) cannot record a review or evidence for "
+                      "its own node")
     if not (os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC")):
         return
-    slot = state.open_slot(node_id)
-    if slot is None:
+    rec = state.nodes.get(node_id)
+    if rec is None:
         return
-    tree = Path(slot.worktree).resolve()
-    for d in {cwd, os.getcwd()}:
-        if _inside(Path(d).resolve(), tree):
+    trees = [Path(s.worktree).resolve() for s in [*rec.past, *([rec.slot] if rec.slot else [])]]
+    for d in dict.fromkeys(_call_dirs(cwd)):
+        here = Path(d).resolve()
+        if any(_inside(here, t) for t in trees):
             raise Refused("a writer worktree cannot record a review or evidence for its own node; run it from the "
                           "repository root or another directory")

@@ -3,11 +3,13 @@
 - waive: the owner waives one obligation of the node's open candidate on its current key, with a reason,
   and accepts the risk of the active blocks it names (`--accept-risk 12,15`): the item turns W (⚠), never a
   measured pass. Invariants cannot be waived: defer them for one merge instead. `--candidate C` binds the
-  act to the commit the owner read (checked under the ledger lock).
+  act to the commit the owner read; without it the act binds to the candidate the command itself read
+  (both checked under the ledger lock).
 - defer: the owner lets named invariants carry debt through this node's next merge. Ids are accepted as
   `unit` and `inv:unit`. The key recorded is the one the merge will measure: the invariant key on the
   prospective merge commit (`git merge-tree` of trunk and candidate, committed with both parents); a
-  conflicting merge refuses with `rebase needed`.
+  conflicting merge refuses with `rebase needed`. `--candidate C` binds it to the commit the owner read;
+  without it, to the candidate the command read (both checked under the lock).
 
 Both need a non-empty reason (a usage error otherwise) and record nothing when refused.
 """
@@ -19,8 +21,8 @@ from owed.acceptance import active_blocks, items
 from owed.errors import Refused, UsageError
 from owed.keys import split
 from owed.ops import authority
-from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_shown, known_node,
-                           open_candidate, short, shown_if_confirmed, who)
+from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, known_node,
+                           open_candidate, read_candidate, short, shown_if_confirmed, who)
 from owed.ops.context import Context
 
 
@@ -47,11 +49,14 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
     by, channel = authority.owner(as_, i_am_owner,
                                   candidate_summary(ctx.state, node_id, f"Waive {node_id}/{obligation}"))
     shown = shown_if_confirmed(ctx.state, node_id, channel)
+    read = read_candidate(ctx.state, node_id)
 
     def make(state):
         check_named(state, node_id, given)
         check_shown(state, node_id, shown)
         _, cand = open_candidate(state, node_id)
+        check_read(state, node_id, read)
+        plan = ctx.ledger.plan(state.plan.sha)
         key = cand.keys.get(obligation)
         if key is None:
             stale = {b.seq: b.key for b in active_blocks(state, plan, node_id) if b.obligation == obligation}
@@ -62,7 +67,6 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
                               f"on it, name the block: --accept-risk "
                               f"{','.join(map(str, stale)) or '<seq>'}")
             key = keys.pop()
-        plan = ctx.ledger.plan(state.plan.sha)
         binding = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
         for s in accept_risk:
             if s not in binding:
@@ -115,8 +119,9 @@ def merge_keys(repo, plan, node_id: str, trunk: str, commit: str) -> dict[str, s
     return invariant_keys(repo, plan, merged)
 
 
-def defer(cwd: str, node_id: str, inv_ids: list[str], *, reason: str, as_: str | None = None,
-          i_am_owner: bool = False) -> Done:
+def defer(cwd: str, node_id: str, inv_ids: list[str], *, reason: str, candidate: str | None = None,
+          as_: str | None = None, i_am_owner: bool = False) -> Done:
+    given = candidate_arg(candidate)
     if not inv_ids:
         raise UsageError("owed defer needs at least one invariant id")
     authority.subagent_rail("owner")
@@ -125,6 +130,7 @@ def defer(cwd: str, node_id: str, inv_ids: list[str], *, reason: str, as_: str |
     if not ctx.plan.invariants:
         raise Refused("the plan declares no invariants: nothing to defer")
     ids = invariant_ids(ctx.plan, inv_ids)
+    check_named(ctx.state, node_id, given)
     _, cand = open_candidate(ctx.state, node_id)
     trunk, plan_sha = ctx.state.trunk_commit, ctx.state.plan.sha
     keys = merge_keys(ctx.repo, ctx.plan, node_id, trunk, cand.commit)
@@ -133,6 +139,7 @@ def defer(cwd: str, node_id: str, inv_ids: list[str], *, reason: str, as_: str |
                                                    f"{cand.commit} (submit #{cand.seq}); reason: {reason}")
 
     def make(state):
+        check_named(state, node_id, given)
         slot = state.open_slot(node_id)
         now = slot.cand if slot else None
         if state.trunk_commit != trunk or state.plan.sha != plan_sha or now is None or now.seq != cand.seq:

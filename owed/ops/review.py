@@ -11,7 +11,8 @@
   the declared `by` role or the owner, never a writer), or after a merge a receipt citing the node's latest
   merge (files optional). The note is always required.
 
-Every act takes `--candidate C` (checked under the ledger lock, inside `make`); under DSA_CALL/DSA_EXEC a
+Every act takes `--candidate C` (checked under the ledger lock, inside `make`); without it the act binds to
+the candidate the command itself read (or to there being none), checked under the lock too; under DSA_CALL/DSA_EXEC a
 review or evidence run from the node's own slot worktree is refused. Nothing is recorded on refusal.
 """
 
@@ -26,8 +27,9 @@ from owed import principals as P
 from owed.acceptance import active_blocks, items, recused
 from owed.errors import Refused, UsageError
 from owed.ops import authority
-from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_shown, is_owner, known_node,
-                           open_candidate, short, shown_if_confirmed, who, writer_tree_rail)
+from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, is_owner,
+                           known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
+                           writer_tree_rail)
 from owed.ops.context import Context
 
 REVIEW_OBLIGATIONS = ("review", "closure-review")
@@ -97,10 +99,12 @@ def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str,
     rank = _rank(by, rank)
     writer_tree_rail(ctx.state, node_id, cwd)
     shown = shown_if_confirmed(ctx.state, node_id, channel)
+    read = read_candidate(ctx.state, node_id)
 
     def make(state):
         check_named(state, node_id, given)
         check_shown(state, node_id, shown)
+        check_read(state, node_id, read)
         slot, cand = open_candidate(state, node_id)
         _recusal(state.nodes.get(node_id), by, node_id)
         if P.role_of(by) == "writer":
@@ -156,10 +160,12 @@ def approve(cwd: str, node_id: str, *, note: str | None = None, block: bool = Fa
     by, channel = authority.owner(as_, i_am_owner, candidate_summary(ctx.state, node_id, head))
     shown = shown_if_confirmed(ctx.state, node_id, channel)
     text = note if note and note.strip() else (NO_NOTE_BLOCK if block else NO_NOTE_APPROVAL)
+    read = read_candidate(ctx.state, node_id)
 
     def make(state):
         check_named(state, node_id, given)
         check_shown(state, node_id, shown)
+        check_read(state, node_id, read)
         slot, cand = open_candidate(state, node_id)
         key = cand.keys.get("approve")
         if key is None:
@@ -223,10 +229,12 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
     writer_tree_rail(ctx.state, node_id, cwd)
     shown = shown_if_confirmed(ctx.state, node_id, channel)
     declared = {ev.id: ev for ev in node.evidence}
+    read = read_candidate(ctx.state, node_id)
 
     def make(state):
         check_named(state, node_id, given)
         check_shown(state, node_id, shown)
+        check_read(state, node_id, read)
         rec = state.nodes.get(node_id)
         _recusal(rec, by, node_id)
         if P.role_of(by) == "writer":

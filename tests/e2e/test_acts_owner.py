@@ -179,3 +179,15 @@ def test_subagent_calls_never_act_as_owner_or_parent_nor_review_from_the_writer_
     f.ok("review", "greeting", "--ok", "--as", "reviewer:r1", "--note", "read the diff", env=call)
     f.ok("review", "greeting", "--ok", "--as", "reviewer:r2", "--note", "read the diff", cwd=wt)
     assert [e["by"] for e in f.entries()[-2:]] == ["reviewer:r1", "reviewer:r2"]
+
+
+def test_defer_takes_candidate_and_records_only_on_that_commit(tmp_path):
+    f = Flow(tmp_path / "repo", DEFER_PLAN)
+    commit = f.ready("greeting", {"hello.txt": "hello\n"})
+    other = "0123456789abcdef"
+    err = f.refused(1, "defer", "greeting", "unit", "--reason", "r", "--candidate", other)
+    assert f"candidate changed: you named {other}" in err
+    assert "--candidate must be a commit" in f.refused(2, "defer", "greeting", "unit", "--reason", "r",
+                                                       "--candidate", "xyz")
+    doc = f.js("defer", "greeting", "unit", "--reason", "rewritten next", "--candidate", commit[:12])
+    assert doc["candidate"]["commit"] == commit
