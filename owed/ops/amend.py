@@ -88,6 +88,9 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
         raise Refused(f"{rel} has unrecorded edits: record them with owed plan {rel} first")
     new_text = _edit(text, node_id, paths)
     new = parse_plan(new_text, source=str(rel))
+    from owed.ops.planning import shell_lint
+
+    shell_lint(str(rel), new, ctx.plan)  # an amend changes no command: this only guards the edit itself
     if tuple(new.node(node_id).writes) != tuple(dict.fromkeys([*node.writes, *paths])):
         raise Refused("the edited plan does not parse to the intended writes; nothing changed")
     sha = plan_sha(new)

@@ -26,6 +26,18 @@ class PlanSource:
     blob: bytes
     path: str | None  # repo-relative when inside the repository
     rev: str | None
+    source: str = "plan"  # how errors name it
+
+
+def shell_lint(source: str, new, old=None) -> list[str]:
+    """`bash -n` on the new or changed commands: refuses (exit 2, nothing recorded) or returns warnings."""
+    from owed.plan.load import PlanError
+    from owed.plan.shell_lint import lint
+
+    problems, warns = lint(new, old)
+    if problems:
+        raise PlanError(source, problems)
+    return warns
 
 
 @dataclass
@@ -81,7 +93,7 @@ def read_plan(file: str, rev: str | None, cwd: str) -> PlanSource:
         inside = absolute.startswith(top.rstrip("/") + "/")
         source, path, rev_out = file, (os.path.relpath(absolute, top) if inside else absolute), None
     plan = parse_plan(data, source=source)
-    return PlanSource(plan=plan, blob=plan_blob(plan), path=path, rev=rev_out)
+    return PlanSource(plan=plan, blob=plan_blob(plan), path=path, rev=rev_out, source=source)
 
 
 def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: bool, note: str | None) -> PlanResult:
@@ -89,6 +101,7 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
     from owed.plan.validate import warnings as plan_warnings
 
     src = read_plan(file, rev, cwd)
+    lint_warnings = shell_lint(src.source, src.plan)
     top = toplevel(cwd)
     trunk = src.plan.trunk
     rc, out, _ = _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{trunk}^{{commit}}"], top)
@@ -116,7 +129,7 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
                           keys=keys, path=src.path, rev=src.rev, note=note or None)]
 
     _, written = ledger.append(make, create=True)
-    return PlanResult(entry=written[0], sha=sha, plan=src.plan, warnings=plan_warnings(src.plan))
+    return PlanResult(entry=written[0], sha=sha, plan=src.plan, warnings=lint_warnings + plan_warnings(src.plan))
 
 
 def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: bool, note: str | None) -> PlanResult:
@@ -136,6 +149,7 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
     from owed.plan.allow import hint, uncovered
 
     prior_plan = ledger.plan(state.plan.sha)
+    lint_warnings = shell_lint(src.source, src.plan, prior_plan)
     found = downgrades(prior_plan, src.plan)
     missing = uncovered(prior_plan, src.plan, found) if found else []
     if found and not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
@@ -176,7 +190,8 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
         return [entry, *carry]
 
     after, written = ledger.append(make)
-    res = PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found, warnings=plan_warnings(src.plan),
+    res = PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found,
+                     warnings=lint_warnings + plan_warnings(src.plan),
                      under=after.plan.under)
     res.carried = [(e.node, e.seq, after.nodes[e.node].slot.dropped.seq) for e in written[1:]]
     res.not_carried = not_carried
