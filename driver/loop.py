@@ -91,6 +91,10 @@ class Driver:
             doc = self.log.event(name, **fields)
         else:
             doc = {"event": name, "at": _now_iso(), **fields}
+        if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
+            from owed.cli.output import CONTRACT
+
+            doc = {"contract": CONTRACT, **doc}  # (detached, stdout is the log file: its lines stay log lines)
         line = jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":")) if self.json else text
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
