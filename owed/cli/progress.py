@@ -161,9 +161,11 @@ class DriveSummary:
 
         return Text(self.text, style="bold", no_wrap=True, overflow="ellipsis")
 
-    def update(self, state, plan) -> None:
+    def update(self, state, plan, busy: int = 0) -> None:
+        """After each pass: the counts of `summary_counts`; `busy` attests and merges running in the background."""
         c = summary_counts(state, plan)
-        self.text = " · ".join(f"{k} {v}" for k, v in c.items()) + f" (of {len(plan.nodes)})"
+        parts = [f"{k} {v}" + (f" ({busy} measuring)" if k == "in progress" and busy else "") for k, v in c.items()]
+        self.text = "owed drive: " + " · ".join(parts) + f" (of {len(plan.nodes)} nodes)"
 
     def __enter__(self):
         self.live.__enter__()

@@ -133,3 +133,29 @@ def test_rich_is_not_imported_off_a_terminal_nor_by_read_paths(repo):
              "print(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')))")
     r = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_foreground_driver_keeps_a_summary_line_on_a_terminal_only(tmp_path):
+    from driver.demo import build
+
+    repo = build(tmp_path / "demo")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    code, out = on_pty(["drive"], repo, timeout=120)
+    assert code == 0, out
+    counts = re.findall(r"owed drive: in progress (\d+)(?: \(\d+ measuring\))? · waiting (\d+) · needs you (\d+) · "
+                        r"merged (\d+) \(of 6 nodes\)", out)
+    assert counts, out
+    assert counts[0][3] == "0" and {c[3] for c in counts} != {"0"}  # it moves while the driver works
+    assert "merge: core" in out and "driver exit: idle" in out  # the event lines still print, above it
+    assert json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 6
+
+
+def test_driver_on_a_pipe_prints_no_summary(tmp_path):
+    from driver.demo import build
+
+    repo = build(tmp_path / "demo")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    r = subprocess.run([sys.executable, "-m", "owed", "drive", "--once"], cwd=repo, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "driver started" in r.stdout
+    assert "owed drive:" not in r.stdout and "\x1b" not in r.stdout + r.stderr
