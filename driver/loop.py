@@ -18,6 +18,7 @@ Map:
 
 from __future__ import annotations
 
+import contextlib
 import json as jsonlib
 import os
 import shutil
@@ -64,6 +65,7 @@ class Driver:
 
         self.pool = Pool(self.ctx.ledger.root / "drive" / "runs")
         self.log = log
+        self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
         self.inflight: dict[str, str] = {}
         self.merge_refused: dict[str, Refusal] = {}
         self.attest_errors: dict[str, NoVerdict] = {}
@@ -91,6 +93,10 @@ class Driver:
             doc = self.log.event(name, **fields)
         else:
             doc = {"event": name, "at": _now_iso(), **fields}
+        if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
+            from owed.cli.output import CONTRACT
+
+            doc = {"contract": CONTRACT, **doc}  # (detached, stdout is the log file: its lines stay log lines)
         line = jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":")) if self.json else text
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
@@ -320,6 +326,8 @@ class Driver:
 
         t0 = time.perf_counter()
         state, plan, runs, facts = await anyio.to_thread.run_sync(self.snapshot)
+        if self.summary is not None:
+            self.summary.update(state, plan, len(self.inflight))
         from driver.policy import decide
 
         acts = decide(state, plan, runs, facts)
@@ -460,6 +468,22 @@ def _error_of(line: str) -> tuple[str | None, str | None]:
         return None, None
 
 
+@contextlib.contextmanager
+def _summary(driver, json: bool):
+    """The foreground driver on a terminal keeps a live summary line under its event lines."""
+    from owed.cli.progress import DriveSummary, enabled
+
+    if not enabled(json):
+        yield
+        return
+    driver.summary = DriveSummary()
+    try:
+        with driver.summary:
+            yield
+    finally:
+        driver.summary = None
+
+
 def _stdout_is(path) -> bool:
     try:
         a, b = os.fstat(sys.stdout.fileno()), os.stat(path)
@@ -506,7 +530,8 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
                 async def go():
                     result.append(await driver.run())
 
-                anyio.run(go, backend="trio")
+                with _summary(driver, json):
+                    anyio.run(go, backend="trio")
                 if driver.hard_stop or not result or result[0] is None:
                     outcome = Outcome(130, "killed")
                 else:

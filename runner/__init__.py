@@ -51,8 +51,10 @@ async def run(spec: RunSpec, *, started: Callable[[int], object] | None = None) 
     return await _run(spec, started=started)
 
 
-def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None) -> Outcome:
-    """Run `spec` without an event loop (poll-based, same engine) and return its Outcome."""
+def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None,
+             output: Callable[[bytes], object] | None = None) -> Outcome:
+    """Run `spec` without an event loop (poll-based, same engine) and return its Outcome; `output` sees each
+    chunk of output as it arrives (a live progress line)."""
     from runner.sync import run_sync as _run_sync
 
-    return _run_sync(spec, started=started)
+    return _run_sync(spec, started=started, output=output)

@@ -37,7 +37,7 @@ class Tail:
     (b'defg', 4)
     """
 
-    __slots__ = ("limit", "buf", "trimmed", "late", "frozen")
+    __slots__ = ("limit", "buf", "trimmed", "late", "frozen", "observer")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -45,12 +45,15 @@ class Tail:
         self.trimmed = 0  # bytes cut from the front of buf so far
         self.late = 0
         self.frozen = False
+        self.observer = None  # called with each chunk of evidence (a live progress line); never changes it
 
     def add(self, data: bytes) -> None:
         if self.frozen:
             self.late += len(data)
             return
         self.buf += data
+        if self.observer is not None:
+            self.observer(data)
         # Trim only when twice over the limit: amortised O(1) per byte instead of a memmove per chunk.
         if len(self.buf) > 2 * self.limit:
             cut = len(self.buf) - self.limit

@@ -46,8 +46,10 @@ class Call:
 Effects = Generator[Wait | Call, Any, Any]
 
 
-def session(spec: RunSpec, started: Callable[[int], object] | None = None, companions: tuple[Child, ...] = ()) -> Effects:
-    """Run `spec` to an Outcome. `companions` are children whose (frozen) output must keep draining meanwhile."""
+def session(spec: RunSpec, started: Callable[[int], object] | None = None, companions: tuple[Child, ...] = (),
+            output: Callable[[bytes], object] | None = None) -> Effects:
+    """Run `spec` to an Outcome. `companions` are children whose (frozen) output must keep draining meanwhile;
+    `output` sees each chunk of the captured output as it arrives (until the timeout freezes the evidence)."""
     t0 = time.monotonic()
     cwd = os.path.abspath(os.fspath(spec.cwd))
     argv = build_argv(spec)
@@ -58,6 +60,7 @@ def session(spec: RunSpec, started: Callable[[int], object] | None = None, compa
                        argv=tuple(argv))
     grace = spec.effective_grace_s
     timed_out, census, hook = False, None, None
+    child.tail.observer = output
     try:
         if started is not None:
             started(child.pid)

@@ -21,9 +21,10 @@ from runner.engine import Call, Effects, Wait, session
 from runner.spec import Outcome, RunSpec
 
 
-def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None) -> Outcome:
-    """Run `spec` to completion in the calling thread and return its Outcome."""
-    return drive_sync(session(spec, started))
+def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None,
+             output: Callable[[bytes], object] | None = None) -> Outcome:
+    """Run `spec` to completion in the calling thread and return its Outcome (`output`: see engine.session)."""
+    return drive_sync(session(spec, started, output=output))
 
 
 def drive_sync(gen: Effects):

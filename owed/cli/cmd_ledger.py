@@ -36,9 +36,11 @@ def init(
     e = r.entry
     genesis = None
     if measure and r.plan.invariants:
+        from owed.cli.progress import measurements
         from owed.ops.genesis import attest_genesis, render as render_genesis
 
-        genesis = attest_genesis(os.getcwd())
+        with measurements(json):
+            genesis = attest_genesis(os.getcwd())
     doc = {"seq": e.seq, "by": e.by, "channel": e.channel, "trunk": e.trunk, "commit": e.commit, "plan": r.sha,
            "nodes": len(r.plan.nodes), "invariants": len(r.plan.invariants), "warnings": r.warnings,
            "genesis": genesis.to_json() if genesis else None}

@@ -52,19 +52,22 @@ def attest(
     json: bool = JSON,
 ) -> int:
     """Measure the open candidate's items in clean trees (exit 0 done, 1 new failure, 4 obligations open)."""
+    from owed.cli.progress import measurements
     from owed.errors import UsageError
 
     if genesis:
         from owed.ops.genesis import attest_genesis, render
 
-        res = attest_genesis(os.getcwd())
+        with measurements(json):
+            res = attest_genesis(os.getcwd())
         emit(res.to_json(), json, render(res))
         return res.exit_code
     if not node:
         raise UsageError("owed attest needs a node (or --genesis)")
     from owed.ops.attest import attest as run, render, to_json
 
-    res = run(os.getcwd(), node, rerun=rerun)
+    with measurements(json):
+        res = run(os.getcwd(), node, rerun=rerun)
     emit(to_json(res), json, render(res))
     return res.exit_code
 
@@ -85,9 +88,11 @@ def why(
 @app.command()
 def merge(node: str = typer.Argument(...), json: bool = JSON) -> None:
     """Advance trunk to the guarded merge of an accepted candidate (compare-and-swap)."""
+    from owed.cli.progress import measurements
     from owed.ops.merge import merge as run, render, to_json
 
-    res = run(os.getcwd(), node)
+    with measurements(json):
+        res = run(os.getcwd(), node)
     emit(to_json(res), json, render(res))
 
 

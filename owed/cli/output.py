@@ -14,16 +14,32 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
+# The JSON contract (docs/json.md): every --json document is an object whose first key is `contract`.
+# Bump it on any breaking change of a document's shape (a key removed, renamed or retyped).
+CONTRACT = 1
+_HEAD = b'{"contract":%d' % CONTRACT
+
+
 def dumps(obj) -> str:
     import msgspec
 
     return msgspec.json.encode(obj).decode()
 
 
+def document(obj) -> bytes:
+    """`obj` (a dict or a Struct) as one JSON object carrying `contract` first; other values go under `value`."""
+    import msgspec
+
+    raw = msgspec.json.encode(obj)
+    if raw[:1] != b"{":
+        return _HEAD + b',"value":' + raw + b"}"
+    return _HEAD + (b"}" if raw == b"{}" else b"," + raw[1:])
+
+
 def emit(obj, json_mode: bool, text: str | None = None) -> None:
     """Print `obj` as JSON in JSON mode, else `text` (or str(obj))."""
     if json_mode:
-        sys.stdout.write(dumps(obj) + "\n")
+        sys.stdout.write(document(obj).decode() + "\n")
     else:
         out = escape_controls(text if text is not None else str(obj))
         if out:
@@ -37,7 +53,7 @@ def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = No
             doc["hint"] = hint
         if extra:
             doc.update(extra)
-        sys.stdout.write(dumps(doc) + "\n")
+        sys.stdout.write(document(doc).decode() + "\n")
     else:
         line = escape_controls(message.replace("\n", " "))
         sys.stderr.write(f"owed: {line}\n")

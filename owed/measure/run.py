@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Interrupted
+from owed.measure import watch
 
 SETUP_TIMEOUT_S = 600
 
@@ -186,7 +187,8 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         if getattr(spec, "template", None):
             log.insert(3, f"template: {spec.template}")
         if plan.setup:
-            s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S)
+            with watch.running(watch.label(job) + " setup") as out:
+                s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S, output=out)
             if not s.ok:
                 log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
                 why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
@@ -198,7 +200,9 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         found = _report_path(spec, tree)
         for i in range(runs_n):
             _clear_report(found, tree)
-            out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None))
+            with watch.running(watch.label(job) + (f" run {i + 1}/{runs_n}" if runs_n > 1 else "")) as seen:
+                out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None),
+                                  output=seen)
             report, report_problem = _read_report(spec, found, tree) if found else (None, None)
             code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
             # The runner also flags exits 126/127 as could_not_run; the judge reads those exit codes

@@ -21,8 +21,9 @@ def spec_for(plan, command: str, tree: str | os.PathLike, timeout_s: float | Non
     )
 
 
-def run_in_tree(plan, command: str, tree, timeout_s: float | None, *, on_timeout: str | None = None) -> Outcome:
-    return run_sync(spec_for(plan, command, tree, timeout_s, on_timeout=on_timeout))
+def run_in_tree(plan, command: str, tree, timeout_s: float | None, *, on_timeout: str | None = None,
+                output=None) -> Outcome:
+    return run_sync(spec_for(plan, command, tree, timeout_s, on_timeout=on_timeout), output=output)
 
 
 def last_lines(text: str, n: int) -> list[str]:

@@ -180,7 +180,7 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed_f
     totals = {"merged": s["merged"], "acceptedUnmerged": accepted_unmerged,
               "blocked": len({b["node"] for b in blocked}), "ready": len(status["ready"]),
               "waiting": len(status["waiting"])}
-    return {"ownerActs": owner_acts(entries), "status": status, "merged": merged, "blocked": blocked,
+    return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
             "inProgress": status["inProgress"], "totals": totals, "since": since}
 
 

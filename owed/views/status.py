@@ -18,6 +18,7 @@ import os
 from datetime import datetime, timezone
 
 from owed.acceptance import accepted, active_blocks, items
+from owed.views.next import next_items
 
 
 def parse_ts(ts: str) -> datetime | None:
@@ -130,16 +131,50 @@ def receipts(state, plan) -> list[dict]:
     return out
 
 
-def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
-    facts = facts or {}
-    inv_ok, invs = invariant_status(state, plan)
-    needs, progress, debt = [], [], []
+def trunk_needs(state, facts: dict) -> list[dict]:
+    """Needs-you items of the repository itself (trunk moved outside owed, genesis not measured)."""
+    needs = []
     if facts.get("trunk_moved"):
         needs.append({"node": "trunk", "reason": facts["trunk_moved"], "command": "owed adopt --note \"...\""})
     missing_genesis = state.genesis_missing()
     if missing_genesis:
         needs.append({"node": "trunk", "reason": f"genesis invariants not measured ({', '.join(missing_genesis)})",
                       "command": "owed attest --genesis"})
+    return needs
+
+
+def _ready_need(n: str, overlaps: list[str]) -> dict:
+    return {"node": n, "reason": "ready" + (f" (overlaps open slot of {', '.join(overlaps)})" if overlaps else ""),
+            "command": f"owed dispatch {n}"}
+
+
+def _open_writes(state, plan) -> dict:
+    return {n: plan.node(n).writes for n, r in state.nodes.items() if r.slot and r.slot.open and plan.node(n)}
+
+
+def node_needs(state, plan, node_id: str) -> list[dict]:
+    """One node's Needs-you items, as `build` lists them (for `owed why`'s `next`)."""
+    from owed.globs import may_overlap
+
+    node, rec = plan.node(node_id), state.nodes.get(node_id)
+    if node is None or (rec is not None and (rec.merged is not None or rec.held is not None)):
+        return []
+    if state.open_slot(node_id) is not None:
+        phase, its = _phase(state, plan, node_id)
+        if any(d not in state.merged for d in node.deps):
+            phase = "waiting"
+        return _needs(state, plan, node_id, phase, its)
+    if node.later or not all(d in state.merged for d in node.deps):
+        return []
+    ov = sorted(o for o, w in _open_writes(state, plan).items() if may_overlap(list(node.writes), list(w)))
+    return [_ready_need(node_id, ov)]
+
+
+def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
+    facts = facts or {}
+    inv_ok, invs = invariant_status(state, plan)
+    progress, debt = [], []
+    needs = trunk_needs(state, facts)
     for r in invs:
         if r["verdict"] in ("fail", "conflict"):
             debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
@@ -166,7 +201,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
             if d.used is None:
                 debt.append(f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}")
     ready = ready_nodes(state, plan)
-    open_writes = {n: plan.node(n).writes for n, r in state.nodes.items() if r.slot and r.slot.open and plan.node(n)}
+    open_writes = _open_writes(state, plan)
     from owed.globs import may_overlap
 
     ready_rows = []
@@ -174,12 +209,12 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         ov = sorted(o for o, w in open_writes.items() if may_overlap(list(plan.node(n).writes), list(w)))
         ready_rows.append({"node": n, "overlaps": ov})
         if not facts.get("driver"):
-            needs.append({"node": n, "reason": "ready" + (f" (overlaps open slot of {', '.join(ov)})" if ov else ""),
-                          "command": f"owed dispatch {n}"})
+            needs.append(_ready_need(n, ov))
     waiting = [n.id for n in plan.nodes if n.id not in state.merged and not n.later and n.id not in ready
                and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
     later = [n.id for n in plan.nodes if n.later and n.id not in state.merged]
     merged_now = sum(1 for n in plan.nodes if n.id in state.merged)
+    queue = merge_queue(state, plan, progress)
     return {
         "summary": {"merged": merged_now, "inProgress": len(progress), "needYou": len(needs), "trunk": state.trunk,
                     "trunkCommit": state.trunk_commit, "invariantsOk": inv_ok, "invariants": len(invs)},
@@ -188,7 +223,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
         "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
         "trunkWorktree": facts.get("trunk_worktree"),
-        "mergeQueue": merge_queue(state, plan, progress),
+        "mergeQueue": queue, "next": next_items(needs, queue),
         **({"receipts": receipts(state, plan)} if full else {}),
     }
 

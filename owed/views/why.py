@@ -143,7 +143,18 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
         "accepted": bool(its) and not merged and accepted(state, plan, node_id),
         "items": rows, "blocks": blocks, "cleared": cleared, "untested": untested, "downgrades": downgrades,
         "superseded": superseded_blocks(state, plan, rec, plans) if plans is not None else [],
+        "next": _next(state, plan, node_id, merged),
     }
+
+
+def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
+    """The node's Needs-you items, after the repository's own (they gate every merge) unless it merged."""
+    from owed.views.next import next_items
+    from owed.views.status import node_needs, trunk_needs
+
+    if merged:
+        return []
+    return next_items(trunk_needs(state, {}) + node_needs(state, plan, node_id), [node_id])
 
 
 def render(v: dict) -> str:

@@ -166,7 +166,7 @@ def test_a_killed_driver_shows_no_exit_record_and_its_lock_is_taken_over(repo):
 
 def test_status_before_any_driver(repo):
     doc = json.loads(repo.owed("drive", "--status", "--json").stdout)
-    assert doc == {"running": False, "log": str(repo.log), "tail": [], "lastExit": None,
+    assert doc == {"contract": 1, "running": False, "log": str(repo.log), "tail": [], "lastExit": None,
                    "ended": "no driver output yet"}
 
 

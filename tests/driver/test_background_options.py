@@ -36,7 +36,7 @@ def test_option_violation_in_json_mode_is_one_json_line(capsys, tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     assert main(["drive", "--json", "--now"]) == 2
     out, _ = capsys.readouterr()
-    assert json.loads(out) == {"error": "--now goes only with --stop", "code": "usage"}
+    assert json.loads(out) == {"contract": 1, "error": "--now goes only with --stop", "code": "usage"}
 
 
 def test_valid_combinations_pass_the_rules_and_reach_the_repository_check(capsys, tmp_path, monkeypatch):

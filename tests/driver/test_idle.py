@@ -64,7 +64,7 @@ def aged(tmp_path) -> Repo:
 
 def test_idle_with_open_work_and_old_progress(aged):
     doc = aged.idle(0)
-    assert doc == {"idle": True, "since": OLD, "reasons": ["ready: a", f"no ledger progress since {OLD} (#0)"]}
+    assert doc == {"contract": 1, "idle": True, "since": OLD, "reasons": ["ready: a", f"no ledger progress since {OLD} (#0)"]}
     r = aged.cli("idle")
     assert (r.returncode, r.stdout) == (0, f"idle: ready: a; no ledger progress since {OLD} (#0)\n")
 

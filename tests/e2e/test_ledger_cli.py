@@ -78,7 +78,7 @@ def test_usage_errors_one_line(owed):
         assert r.returncode == 2, args
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     r = owed("frob", "--json")
-    assert r.returncode == 2 and json.loads(r.stdout) == {"error": "No such command 'frob'.", "code": "usage"}
+    assert r.returncode == 2 and json.loads(r.stdout) == {"contract": 1, "error": "No such command 'frob'.", "code": "usage"}
 
 
 def test_commands_outside_a_ledger(owed, repo):

@@ -158,3 +158,49 @@ def test_bad_format_and_unwritable_output_are_usage_errors(demo, tmp_path):
     out = tmp_path / "g.mmd"
     assert run("graph", "--output", str(out)) == f"Wrote the mermaid graph to {out}\n"
     assert out.read_text().startswith("flowchart LR\n")
+
+
+PHASE_PLAN = """\
+version: 1
+trunk: main
+drive: {max: 1}
+nodes:
+  - {id: halted, writes: [h.txt]}
+  - {id: later1, writes: [l.txt], later: true}
+  - {id: held1, writes: [held.txt]}
+  - {id: rev, writes: [r.txt], checks: [{id: ok, run: 'true', timeout_s: 10, reads: [r.txt]}], review: {count: 1}}
+  - {id: appr, writes: [a.txt], checks: [{id: ok, run: 'true', timeout_s: 10, reads: [a.txt]}], approve: owner}
+  - {id: meas, writes: [m.txt], checks: [{id: ok, run: 'true', timeout_s: 10, reads: [m.txt]}]}
+"""
+
+
+def test_every_other_phase_needs_you_held_later_reviewing_measuring(tmp_path):
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", PHASE_PLAN)
+    cli = Cli(repo)
+
+    def run(*args, cwd=None, code=0):
+        r = cli(*args, cwd=cwd)
+        assert r.returncode == code, (args, r.returncode, r.stdout, r.stderr)
+        return r.stdout
+
+    run("init", "plan.yaml")
+    run("dispatch", "halted")
+    run("drive", "--once")  # drive.max 1: it dispatches nothing else; no agent is configured: a halt
+    run("dispatch", "held1")
+    run("abandon", "held1", "--hold", "--note", "not now")
+    for node, code in (("rev", 4), ("appr", 4), ("meas", None)):
+        wt = commit_in_slot(run, node, {f"{node[0]}.txt": "x\n"})
+        if code is not None:
+            run("attest", node, code=code)
+    dot = dot_nodes(run("graph", "--format", "dot"))
+    assert {n: c for n, (c, _) in dot.items()} == {
+        "halted": "needs-you", "later1": "later", "held1": "held", "rev": "reviewing", "appr": "needs-you",
+        "meas": "measuring"}
+    assert re.fullmatch(r"halted\\nneeds you \(halt #\d+\)\\nattempt 1", dot["halted"][1]), dot["halted"]
+    assert dot["appr"][1].startswith("appr\\nneeds you (a decision)\\nattempt 1 · E")
+    assert re.fullmatch(r"held1\\nheld \(abandon #\d+\)\\nattempt 1", dot["held1"][1]), dot["held1"]
+    assert 'style="rounded,dashed"' in run("graph", "--format", "dot").split('"later1" [')[1].splitlines()[0]
+    mm = mermaid_nodes(run("graph"))
+    assert mm["halted"][0] == "needs_you" and mm["later1"] == ("later", "later1<br/>later")
