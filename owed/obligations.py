@@ -31,6 +31,9 @@ Decided where the document is silent or loose (the openloops 0.1.25 reading of i
 - Truncation is a fact: the source is asked for `limit + 1` rows (a generator is read no further),
   and `truncated` means more than `limit` came back; exactly `limit` is not truncation. The
   default cap is 50 and the largest 999, so that cap + 1 fits `gh search`'s 1000.
+- A Verify field that only starts like the documented "none possible" answer ("none of the old
+  files remain: `! ls old/*.py`") and carries a code span is not run and reads `?`: it may be a
+  real predicate, so neither a quiet `open` nor a run of half a sentence (owed.obligations_verify).
 - Order: open, then unknown, then discharged (the order a reader acts in; OBLIGATION_STATES keeps
   the document's own order of names); within a state, rows that carry a predicate first, then
   the longest-owed, then repo and number.

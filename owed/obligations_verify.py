@@ -16,7 +16,8 @@ ends with its blockquote), an indented code block or an HTML comment: those quot
 they are not this issue's field. The first such line wins.
 
 A field that is prose (no code span, or the documented "none possible" answer) has no predicate,
-and its prose is the reason given for that -- the row's evidence. Everything here is pure string
+and its prose is the reason given for that -- the row's evidence. A field that only starts like
+that answer but carries a code span is malformed: not run, `?`. Everything here is pure string
 work; nothing runs.
 """
 
@@ -38,7 +39,13 @@ _QUOTE = re.compile(r" {0,3}> ?")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # The documented "no predicate is possible here" answers. They win over any code span in the
 # prose, because `gh` and `true` mentioned in passing both exit 0.
-_NONE_POSSIBLE = re.compile(r"^[\s*_]*(?:none|n/a|no predicate|not possible|impossible)\b", re.IGNORECASE)
+# Only the answer standing alone or followed by a separator ("none possible - ...", "N/A: ...",
+# "**none**") is the documented one. A field that merely starts with one of the words and then
+# carries a code span ("none of the old files remain: `! ls old/*.py`") may be a real predicate:
+# it is not run, and it reads `?` -- neither a quiet `open` nor an execution of half a sentence.
+_NONE_WORD = r"^[\s*_\"'\u201c\u2018]*(?:none possible|no predicate|not possible|impossible|none|n/a)"
+_NONE_POSSIBLE = re.compile(_NONE_WORD + r"(?=\s*(?:$|[-\u2014\u2013:;,.(*_!?\"'\u201d\u2019]))", re.IGNORECASE)
+_STARTS_LIKE_NONE = re.compile(_NONE_WORD + r"\b", re.IGNORECASE)
 _TICKS = re.compile(r"`+")
 
 
@@ -99,6 +106,8 @@ def read_verify(body: str | None) -> VerifyField:
         return VerifyField("", "", "empty Verify field", False)
     if _NONE_POSSIBLE.match(text):
         return VerifyField("", text, text, False)
+    if _STARTS_LIKE_NONE.match(text) and "`" in text:
+        return VerifyField("", text, "malformed Verify field: starts like 'none' but carries a code span; not run", True)
     span, problem = _first_span(text)
     if problem:
         return VerifyField("", text, f"malformed Verify field: {problem}", True)

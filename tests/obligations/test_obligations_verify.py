@@ -141,3 +141,26 @@ def test_never_raises_and_the_predicate_comes_from_the_field(body):
     assert predicate in text
     if predicate:
         assert predicate == predicate.strip()
+
+
+@pytest.mark.parametrize(
+    "prose",
+    ["none of the old files remain: `! ls old/*.py`", "none needed, `true` would pass", "N/A until `v2` ships",
+     "impossible to regress: `test -e x`"],
+)
+def test_a_field_that_only_starts_like_none_and_carries_a_span_is_malformed_not_run(prose, mk_issue):
+    field = read_verify("**Verify:** " + prose)
+    assert field.predicate == "" and field.malformed and "starts like 'none'" in field.reason
+    from owed.obligations import owed
+
+    ran = []
+    row = owed(issues_source=[mk_issue(1, "**Verify:** " + prose)], trusted_owners="acme",
+               run_predicate=lambda command: ran.append(command) or 0)["rows"][0]
+    assert (row["state"], ran) == ("unknown", [])  # neither a quiet open nor half a sentence run
+
+
+def test_the_documented_none_answers_with_separators():
+    for prose in ("none possible — a judgement call, no `gh` query sees it", "None", "n/a", "'none possible'",
+                  "No predicate: `gh` cannot see billing", "none needed by eye"):
+        field = read_verify("**Verify:** " + prose)
+        assert (field.predicate, field.malformed, field.reason) == ("", False, prose), prose
