@@ -169,7 +169,7 @@ class Driver:
                **extra_env}
         cwd = slot.worktree if role == "writer" else self.root
         self.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
-                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up")
+                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap)
 
     def perform(self, act, state, plan) -> str:
         """Blocking: perform one non-background action; returns a one-line outcome."""
@@ -196,7 +196,8 @@ class Driver:
             else:
                 task, extra = M.reviewer_task(state, plan, act.node, act.n)
             spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
-                    "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else self.root}
+                    "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else self.root,
+                    "wrap": agent.wrap if agent.wrap is None or isinstance(agent.wrap, str) else list(agent.wrap)}
             sha = ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))
             carried = max((r.seq for r in state.rules if "*" in r.nodes or act.node in r.nodes), default=0)
 

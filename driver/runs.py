@@ -3,7 +3,7 @@
 Layout, under `runs_root` (`<ledger dir>/drive/runs`):
 
     <safe(rid)>/rid                  the run id, verbatim (dir names are readable, but the file is the truth)
-    <safe(rid)>/gen-<g>/spec.json    {rid, generation, kind, command, cwd, env (extras), timeout_s, grace_s}
+    <safe(rid)>/gen-<g>/spec.json    {rid, generation, kind, command, cwd, env (extras), timeout_s, grace_s, wrap?}
                         task.md      the task text ($OWED_TASK_FILE)
                         lock         flock'ed exclusively by the live shim for its whole life
                         spawned.json {pid, start_time, at, spawns}: the last shim the pool spawned, and how often

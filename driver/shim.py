@@ -113,8 +113,9 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
     t0 = time.monotonic()
     if signals.requested or (gen / STOP).exists():
         return _stopped("stopped before the agent started", t0)
+    grace = float(spec.get("grace_s", 2.0))
     run = RunSpec(spec["command"], spec["cwd"], env=spec.get("env") or {}, timeout_s=spec.get("timeout_s"),
-                  grace_s=float(spec.get("grace_s", 2.0)), tail_bytes=TAIL_BYTES)
+                  grace_s=grace, tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace)
     out = None
     try:
         try:

@@ -172,9 +172,13 @@ class Worktrees(Spec, kw_only=True):
 NonEmpty = Annotated[str, _meta("a non-empty string", min_length=1)]
 
 
+# `exec.wrap` and `drive.agents.<name>.wrap`: an argv prefix, or a {cwd}/{timeout}/{cmd} template.
+Wrap = Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _meta("a wrap template", pattern=names.TEXT, rule="wrap")]
+
+
 class Exec(Spec, kw_only=True):
     env: dict[EnvName, str] = {}
-    wrap: Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _meta("a wrap template", pattern=names.TEXT, rule="wrap")] | None = None
+    wrap: Wrap | None = None
     wrap_grace_s: NonNeg = 30
 
 
@@ -186,6 +190,7 @@ class Role(Spec, kw_only=True):
 class Agent(Spec, kw_only=True):
     command: Text
     timeout_s: Pos | None = None
+    wrap: Wrap | None = None  # runs the agent through a wrapper (scripts/wrap/ssh, scripts/wrap/slurm)
 
 
 class Drive(Spec, kw_only=True):

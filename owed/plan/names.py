@@ -153,6 +153,11 @@ def wrap_template_problems(template: str) -> list[str]:
             problems.append(f"unknown placeholder {{{name}}} (allowed: {{cwd}} {{timeout}} {{cmd}})")
     if "cmd" not in names:
         problems.append("must contain {cmd}")
+    # The runner's quoting rules too (a quoted placeholder, an open quote): a plan the runner would refuse
+    # at measurement time is refused here, before anything is recorded.
+    from runner.spec import validate_template
+
+    problems += [p for p in validate_template(template) if "quote" in p]
     return problems
 
 
