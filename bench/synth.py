@@ -54,6 +54,19 @@ def h(*parts) -> str:
     return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()
 
 
+_BLOBS: Path | None = None  # where `blob()` writes (set by build)
+
+
+def blob(*parts) -> str:
+    """A real blob (a short log or packet) under the ledger's blobs/, as owed would store it: `owed verify`
+    re-hashes every blob an entry names, so the synthetic ledger carries them."""
+    data = ("synthetic " + "/".join(map(str, parts)) + "\n" + "ok 1 - a passing test\n" * 8).encode()
+    sha = hashlib.sha256(data).hexdigest()
+    if _BLOBS is not None:
+        (_BLOBS / sha).write_bytes(data)
+    return sha
+
+
 def commit(*parts) -> str:
     return h(*parts)[:40]
 
@@ -66,20 +79,20 @@ def drafts(nodes: int, total: int, plan_sha: str):
     for inv, key in inv_keys.items():
         yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject="trunk", obligation=f"inv:{inv}", key=key,
                     verdict="pass", commit=trunk, exit=0, counts=E.Counts(tests=340, passed=340, failed=0),
-                    log=h("genesis", inv), duration_ms=41000)
+                    log=blob("genesis", inv), duration_ms=41000)
     n = 4
     for i in range(nodes):
         node, base = f"n{i}", trunk
         cand = commit(node, "cand")
         yield E.Dispatch(seq=0, ts="", prev="", by="parent:cli", node=node, attempt=1, base=base,
-                         branch=f"owed/{node}/1", worktree=f"/repo/.owed/wt/{node}-1", packet=h("packet", node))
+                         branch=f"owed/{node}/1", worktree=f"/repo/.owed/wt/{node}-1", packet=blob("packet", node))
         keys = {"check:unit": h(node, "unit"), "check:lint": h(node, "lint"), "writes": h(node, "writes"),
                 "review": h("review", node), "rulings": h("rulings", node)}
         yield E.Submit(seq=0, ts="", prev="", by=f"writer:{node}#1", node=node, attempt=1, commit=cand, keys=keys)
         for check in ("unit", "lint"):
             yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject=node, obligation=f"check:{check}",
                         key=h(node, check), verdict="pass", commit=cand, base=base, exit=0,
-                        counts=E.Counts(tests=12, passed=12, failed=0, format="pytest"), log=h("log", node, check),
+                        counts=E.Counts(tests=12, passed=12, failed=0, format="pytest"), log=blob("log", node, check),
                         duration_ms=1500 + i)
         yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject=node, obligation="writes",
                     key=h(node, "writes"), verdict="pass", commit=cand, base=base)
@@ -99,7 +112,7 @@ def drafts(nodes: int, total: int, plan_sha: str):
             yield E.Obs(seq=0, ts="", prev="", by="executor:owed", subject="trunk", obligation=f"inv:inv{k % 3}",
                         key=h("inv", k % 3), verdict="pass", commit=trunk, exit=0,
                         counts=E.Counts(tests=340, passed=339, failed=0, skipped=1, format="pytest"),
-                        log=h("invlog", k), duration_ms=42000)
+                        log=blob("invlog", k), duration_ms=42000)
         k += 1
         n += 1
 
@@ -112,6 +125,9 @@ def build(root: Path, entries: int, nodes: int) -> Path:
         shutil.rmtree(root)
     root.mkdir(parents=True)
     ledger = Ledger(root)
+    global _BLOBS
+    _BLOBS = ledger.blobs
+    _BLOBS.mkdir(parents=True)
     plan = parse_plan(plan_yaml(nodes).encode(), source="synth-plan.yaml")
     sha = ledger.put_blob(plan_blob(plan))
     prev, seq, ts = ZERO_HASH, 0, "2026-11-30T00:00:00.000Z"

@@ -15,6 +15,7 @@ lock → re-read → verify the chain tail → validate with the reducer → app
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -27,6 +28,8 @@ from owed import __version__
 from owed import entries as E
 from owed.canon import sha256_hex
 from owed.errors import IntegrityError, Refused, UsageError
+from owed.ledger import head as head_record
+from owed.ledger.blobs import refs as blob_refs
 from owed.ledger.chain import check_hash, decode_buffer
 from owed.ledger.lock import DirLock
 from owed.reducer import apply
@@ -36,6 +39,11 @@ _BLOB = re.compile(r"^[0-9a-f]{64}$")
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.
 RECORDED: list[int] = []
+
+
+# The snapshot file: this magic, the sha256 of the body, then the body (msgpack of _Snapshot). A body whose
+# checksum fails is damaged: it is ignored and rewritten, never trusted.
+_SNAP_MAGIC = b"owed-snapshot\n"
 
 
 class _Snapshot(msgspec.Struct):
@@ -89,6 +97,7 @@ class Ledger:
         self._decoder = E.decoder()
         self.snapshot_path = self.root / "snapshot" / f"state.v{STATE_VERSION}"
         self.folded = 0  # entries folded by the last load (for tests and benchmarks)
+        self.snapshot_damaged = False  # the last snapshot read failed its checksum
         # In-process memo (state, byte offset): a long-lived caller (the driver) folds only what was
         # appended since its last load, without re-reading the snapshot file.
         self._memo: tuple[State, int] | None = None
@@ -105,6 +114,9 @@ class Ledger:
 
     def require(self) -> None:
         if not self.exists():
+            gone = head_record.missing(head_record.read(self.root), -1)
+            if gone is not None:
+                raise gone
             raise UsageError(f"no owed ledger at {self.root}: run `owed init <plan>` first")
 
     # --- blobs ---------------------------------------------------------------------------------------
@@ -113,14 +125,27 @@ class Ledger:
         sha = sha256_hex(data)
         path = self.blobs / sha
         if not path.exists():
-            self.blobs.mkdir(parents=True, exist_ok=True)
+            if not self.blobs.is_dir():
+                self._mkdirs(self.blobs)
             tmp = self.blobs / f".tmp.{os.getpid()}.{os.urandom(6).hex()}"
             with open(tmp, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
+            head_record.fsync_dir(self.blobs)  # the rename itself must survive a power loss
         return sha
+
+    def _mkdirs(self, path: Path) -> None:
+        """Create `path` (and missing parents), fsyncing each new directory's parent."""
+        missing = []
+        p = path
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        for d in reversed(missing):
+            d.mkdir(exist_ok=True)
+            head_record.fsync_dir(d.parent)
 
     def get_blob(self, sha: str) -> bytes:
         if not _BLOB.match(sha or ""):
@@ -147,8 +172,17 @@ class Ledger:
 
     def _read_snapshot(self) -> _Snapshot | None:
         try:
-            snap = self._snap_dec.decode(self.snapshot_path.read_bytes())
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            data = self.snapshot_path.read_bytes()
+        except OSError:
+            return None
+        body = data[len(_SNAP_MAGIC) + 32:]
+        if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or hashlib.sha256(body).digest() != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + 32]:
+            self.snapshot_damaged = True
+            return None
+        try:
+            snap = self._snap_dec.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.snapshot_damaged = True
             return None
         if snap.v != STATE_VERSION or snap.owed != __version__:
             return None
@@ -178,13 +212,17 @@ class Ledger:
         doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
         self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-        tmp.write_bytes(self._snap_enc.encode(doc))
+        body = self._snap_enc.encode(doc)
+        tmp.write_bytes(_SNAP_MAGIC + hashlib.sha256(body).digest() + body)
         os.replace(tmp, self.snapshot_path)
 
-    def _fold(self, state: State, data: bytes, *, locked: bool) -> State:
+    def _fold(self, state: State, data: bytes, *, locked: bool, head=None) -> State:
+        at, digest = head if head is not None else (-2, "")
         for e in decode_buffer(data, state.seq + 1, locked=locked):
             if not check_hash(e):
                 raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
+            if e.seq == at and e.hash != digest:
+                raise head_record.mismatch(at)
             apply(state, e, self.plan)
             self.folded += 1
         return state
@@ -196,9 +234,13 @@ class Ledger:
         same State object (updated in place): keep values you need across loads, not the State.
         """
         self.folded = 0
+        head = head_record.read(self.root)  # before the ledger: on disk the ledger is never behind it
         try:
             f = open(self.file, "rb")
         except FileNotFoundError:
+            gone = head_record.missing(head, -1)
+            if gone is not None:
+                raise gone from None
             return State(), 0
         with f:
             size = os.fstat(f.fileno()).st_size
@@ -215,7 +257,13 @@ class Ledger:
             f.seek(start)
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
-        state = self._fold(state, data, locked=locked)
+        state = self._fold(state, data, locked=locked, head=head)
+        if head is not None:
+            gone = head_record.missing(head, state.seq)
+            if gone is not None:
+                raise gone
+            if head[0] == state.seq and head[1] != state.head:
+                raise head_record.mismatch(state.seq)
         if use_snapshot and state.seq >= 0:
             self._memo = (state, complete)
             if fresh is not False and (snap is None or self.folded >= SNAPSHOT_EVERY):
@@ -240,7 +288,8 @@ class Ledger:
         Drafts carry placeholder seq/ts/prev; this fills them in. `make` may raise (e.g. Refused):
         then nothing is written.
         """
-        self.root.mkdir(parents=True, exist_ok=True)
+        if not self.root.is_dir():
+            self._mkdirs(self.root)
         with DirLock(self.root / "lock"):
             state, complete = self.load(locked=True)
             if not create and state.seq < 0:
@@ -265,6 +314,7 @@ class Ledger:
                 self._memo = (state, complete)
             if written:
                 blob = b"".join(E.line_bytes(e) for e in written)
+                created = complete == 0 and not self.file.exists()
                 fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
                     view = memoryview(blob)
@@ -274,7 +324,10 @@ class Ledger:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
+                if created:
+                    head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
                 RECORDED.extend(e.seq for e in written)
+                head_record.write(self.root, state.seq, state.head)
                 size = self.file.stat().st_size
                 if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
                     self._write_snapshot(state, size)
@@ -284,7 +337,14 @@ class Ledger:
     # --- verify --------------------------------------------------------------------------------------
 
     def verify(self, *, repair: bool = False) -> dict:
-        """Replay everything from scratch; raise IntegrityError at the first bad entry."""
+        """Replay everything from scratch; raise IntegrityError at the first bad entry, for a ledger shorter
+        than its head record, or for a blob an entry names that is missing or damaged."""
+        try:
+            head = head_record.read(self.root)
+        except IntegrityError:
+            if not repair:
+                raise
+            head = None  # rewritten below from a ledger that verifies
         try:
             data = self.file.read_bytes()
         except FileNotFoundError:
@@ -305,17 +365,35 @@ class Ledger:
         state = State()
         snap_bytes = self._snap_enc.encode(snap.state) if snap else None
         mismatch = None
-        for e in decode_buffer(data, 0, locked=True):
-            if e.seq != state.seq + 1:
-                raise IntegrityError(f"ledger entry #{state.seq + 1} is out of sequence (found seq {e.seq})")
+        named: dict[str, list[int]] = {}
+        at_head = None
+        entries = decode_buffer(data, 0, locked=True)
+        # First the chain (order, hashes, the head record) and the blobs the entries name, so damage is
+        # reported as damage; then the replay of every guard.
+        for i, e in enumerate(entries):
+            if e.seq != i:
+                raise IntegrityError(f"ledger entry #{i} is out of sequence (found seq {e.seq})")
             if not check_hash(e):
                 raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
+            for sha in blob_refs(e):
+                named.setdefault(sha, []).append(e.seq)
+            if head is not None and e.seq == head[0]:
+                at_head = e.hash
+        gone = head_record.missing(head, len(entries) - 1)
+        if gone is not None:
+            raise gone
+        if head is not None and at_head != head[1]:
+            raise head_record.mismatch(head[0])
+        self._check_blobs(named)
+        for e in entries:
             try:
                 apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
             except Refused as err:
                 raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
             if snap is not None and e.seq == snap.seq and self._snap_enc.encode(state) != snap_bytes:
                 mismatch = e.seq
+        if self.snapshot_damaged:
+            report["snapshotDamaged"] = True
         if snap is not None and (mismatch is not None or snap.seq > state.seq):
             report["snapshotMismatch"] = mismatch if mismatch is not None else snap.seq
             self.snapshot_path.unlink(missing_ok=True)
@@ -328,4 +406,26 @@ class Ledger:
         report["head"] = state.head
         if state.seq >= 0:
             self._write_snapshot(state, len(data))
+            if head is None or head[0] < state.seq:
+                with DirLock(self.root / "lock"):
+                    head_record.write(self.root, state.seq, state.head)
         return report
+
+    def _check_blobs(self, named: dict[str, list[int]]) -> None:
+        from owed.ledger.blobs import check
+
+        missing, damaged = check(self.blobs, named)
+        if not (missing or damaged):
+            return
+
+        def listed(bad: dict[str, list[int]]) -> str:
+            rows = sorted((seqs[0], sha) for sha, seqs in bad.items())
+            shown = ", ".join(f"#{seq} ({sha[:12]})" for seq, sha in rows[:8])
+            return shown + (f" and {len(rows) - 8} more" if len(rows) > 8 else "")
+
+        parts = ([f"damaged blobs named by {listed(damaged)}"] if damaged else []) + \
+                ([f"missing blobs named by {listed(missing)}"] if missing else [])
+        raise IntegrityError("; ".join(parts), details={
+            "damagedBlobs": {sha: seqs for sha, seqs in sorted(damaged.items())},
+            "missingBlobs": {sha: seqs for sha, seqs in sorted(missing.items())},
+        })

@@ -119,7 +119,6 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
     from owed.measure.items import invariant_keys
 
     keys = invariant_keys(Repo.discover(top), src.plan, commit)
-    ledger.root.mkdir(parents=True, exist_ok=True)
     ledger.put_blob(src.blob)
 
     def make(state):

@@ -39,6 +39,7 @@ def age_ledger(ledger: Path, ts: str = OLD) -> None:
         out.append(E.line_bytes(e))
     (ledger / "ledger.jsonl").write_bytes(b"".join(out))
     shutil.rmtree(ledger / "snapshot", ignore_errors=True)
+    (ledger / "head").unlink(missing_ok=True)  # the rewritten chain gets a new head record on its next append
 
 
 class Repo:

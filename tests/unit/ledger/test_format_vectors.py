@@ -78,3 +78,12 @@ def test_every_seed_kind_is_representable():
               "abandon", "hold", "resume", "merge", "note", "adopt", "escape", "decoy-commit", "decoy-reveal",
               "launch", "send", "halt", "evidence", "grant", "refresh", "sweep"}
     assert wanted == set(E.KINDS)
+
+
+def test_head_record_vector(tmp_path):
+    from owed.ledger import head
+
+    h = "264733a2f85d56f92977e646815c6641a1a18e0de01d55c97337ed5e3bcb00c4"
+    head.write(tmp_path, 0, h)
+    assert (tmp_path / "head").read_bytes() == b"owed-head 0 " + h.encode() + b" " * 51 + b"\n"
+    assert head.read(tmp_path) == (0, h)

@@ -245,9 +245,10 @@ def test_damaged_or_foreign_snapshot_is_ignored(ledger):
     ledger.snapshot_path.write_bytes(b"garbage")
     fresh = Ledger(ledger.root)
     assert fresh.state() == full and fresh.folded == full.seq + 1
-    # A snapshot that does not match the ledger (the ledger was replaced) is ignored too.
+    # A snapshot that does not match the ledger (the ledger was replaced, with its head record) is ignored too.
     entries = ledger.read_all()
     ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[: SNAPSHOT_EVERY // 2]))
+    (ledger.root / "head").unlink()
     assert Ledger(ledger.root).state().seq == SNAPSHOT_EVERY // 2 - 1
 
 
@@ -257,9 +258,9 @@ def test_verify_reports_snapshot_mismatch_and_rewrites(ledger):
     from owed.ledger.store import _Snapshot
 
     ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
-    snap = msgspec.msgpack.decode(ledger.snapshot_path.read_bytes(), type=_Snapshot)
-    snap.state.kinds["ghost"] = 3
-    ledger.snapshot_path.write_bytes(msgspec.msgpack.encode(snap))
+    snap = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
+    snap.state.kinds["ghost"] = 3  # a wrong state under a valid checksum: a reducer bug, not damage
+    _write_snapshot_body(ledger, msgspec.msgpack.encode(snap))
     report = ledger.verify()
     assert report["snapshotMismatch"] == snap.seq
     assert "ghost" not in Ledger(ledger.root).state().kinds
@@ -299,4 +300,166 @@ def test_memo_is_dropped_when_the_file_is_replaced(ledger):
     assert reader.state().seq == 2
     entries = ledger.read_all()
     ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[:2]))
+    (ledger.root / "head").unlink()  # replaced together with its head record
     assert reader.state().seq == 1
+
+
+def _snapshot_body(ledger) -> bytes:
+    from owed.ledger.store import _SNAP_MAGIC
+
+    return ledger.snapshot_path.read_bytes()[len(_SNAP_MAGIC) + 32:]
+
+
+def _write_snapshot_body(ledger, body: bytes) -> None:
+    import hashlib
+
+    from owed.ledger.store import _SNAP_MAGIC
+
+    ledger.snapshot_path.write_bytes(_SNAP_MAGIC + hashlib.sha256(body).digest() + body)
+
+
+# --- B7: the snapshot's own checksum ----------------------------------------------------------------------
+
+
+def test_one_byte_change_in_the_snapshot_is_ignored_and_rewritten(ledger):
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
+    good = ledger.snapshot_path.read_bytes()
+    i = good.rindex(b"note")  # a key of State.kinds: still decodes after the flip
+    bad = bytearray(good)
+    bad[i + 3] = ord("a")
+    ledger.snapshot_path.write_bytes(bytes(bad))
+    fresh = Ledger(ledger.root)
+    state = fresh.state()
+    assert "nota" not in state.kinds and state.kinds.get("note") == SNAPSHOT_EVERY
+    assert fresh.folded == state.seq + 1  # replayed from seq 0, not from the damaged snapshot
+    assert ledger.snapshot_path.read_bytes() == good  # rewritten
+    ledger.snapshot_path.write_bytes(bytes(bad))
+    assert ledger.verify().get("snapshotDamaged") is True
+    assert ledger.snapshot_path.read_bytes() == good
+
+
+# --- B5: the head record outside the ledger file ----------------------------------------------------------
+
+
+def test_dropping_the_last_lines_is_detected_naming_the_range(ledger, owed):
+    for i in range(5):
+        ledger.append(lambda s, i=i: [note(f"n{i}")])
+    assert (ledger.root / "head").read_bytes().split()[1] == b"5"
+    lines = ledger.file.read_bytes().splitlines(keepends=True)
+    ledger.file.write_bytes(b"".join(lines[:3]))  # entries #3..#5 gone: a chain prefix verifies alone
+    with pytest.raises(IntegrityError, match="ends at #2 but its head record names #5: entries #3–#5 are missing"):
+        Ledger(ledger.root).state()
+    with pytest.raises(IntegrityError, match="entries #3–#5 are missing"):
+        ledger.verify()
+    with pytest.raises(IntegrityError, match="#3–#5 are missing"):
+        ledger.append(lambda s: [note("more")])
+    r = owed("status")
+    assert r.returncode == 3 and "#3–#5 are missing" in r.stderr, r.stderr
+    r = owed("verify", "--json")
+    assert r.returncode == 3 and json.loads(r.stdout)["missing"] == [3, 5], r.stdout
+    assert ledger.file.read_bytes() == b"".join(lines[:3])  # nothing recorded
+
+
+def test_an_emptied_ledger_is_damage_not_uninitialised(ledger, owed):
+    ledger.append(lambda s: [note("x")])
+    ledger.file.write_bytes(b"")
+    r = owed("status")
+    assert r.returncode == 3 and "the ledger is empty but its head record names #1" in r.stderr, r.stderr
+    r = owed("init", "plan.yaml")
+    assert r.returncode == 3, r.stderr
+    ledger.file.unlink()
+    r = owed("why", "greeting")
+    assert r.returncode == 3 and "entries #0–#1 are missing" in r.stderr, r.stderr
+
+
+def test_a_rewritten_ledger_of_equal_length_is_detected(ledger):
+    ledger.append(lambda s: [note("original")])
+    head = (ledger.root / "head").read_bytes()
+    entries = ledger.read_all()
+    forged = E.seal(msgspec_replace(entries[1], text="forged"))
+    ledger.file.write_bytes(E.line_bytes(entries[0]) + E.line_bytes(forged))
+    assert (ledger.root / "head").read_bytes() == head
+    with pytest.raises(IntegrityError, match="#1 does not match the head record"):
+        Ledger(ledger.root).state()
+    with pytest.raises(IntegrityError, match="#1 does not match the head record"):
+        ledger.verify()
+
+
+def msgspec_replace(e, **kw):
+    import msgspec
+
+    return msgspec.structs.replace(e, **kw)
+
+
+def test_a_ledger_without_head_gets_one_from_verify(ledger):
+    (ledger.root / "head").unlink()
+    assert Ledger(ledger.root).state().seq == 0  # an older owed's ledger: readable
+    ledger.verify()
+    assert (ledger.root / "head").read_bytes().split()[:2] == [b"owed-head", b"0"]
+
+
+def test_a_damaged_head_record_is_exit_3_and_repair_rewrites_it(ledger):
+    (ledger.root / "head").write_bytes(b"garbage")
+    with pytest.raises(IntegrityError, match="head record .* is damaged"):
+        Ledger(ledger.root).state()
+    ledger.verify(repair=True)
+    assert Ledger(ledger.root).state().seq == 0
+
+
+# --- B6: verify re-hashes every blob an entry names -------------------------------------------------------
+
+
+def test_verify_rehashes_every_named_blob(ledger, owed, repo):
+    (g,) = ledger.read_all()
+    blob = ledger.blobs / g.plan
+    assert ledger.verify()["entries"] == 1
+    data = blob.read_bytes()
+    blob.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # changed in place, same size
+    with pytest.raises(IntegrityError, match=rf"damaged blobs named by #0 \({g.plan[:12]}\)"):
+        ledger.verify()
+    blob.unlink()
+    r = owed("verify", "--json")
+    assert r.returncode == 3, r.stdout
+    doc = json.loads(r.stdout)
+    assert doc["missingBlobs"] == {g.plan: [0]} and "missing blobs named by #0" in doc["error"]
+
+
+def test_verify_checks_log_packet_and_vote_blobs(ledger):
+    from owed.ledger.blobs import refs
+
+    log, packet, vote = (ledger.put_blob(x) for x in (b"log", b"packet", b"vote"))
+    obs = E.Obs(seq=3, ts="", prev="", by="executor:owed", subject="n", obligation="check:x", key="k",
+                verdict="pass", commit="c", log=log, runs=(E.RunVote(verdict="pass", log=vote),))
+    disp = E.Dispatch(seq=4, ts="", prev="", by="parent:cli", node="n", attempt=1, base="b", branch="x",
+                      worktree="w", packet=packet)
+    assert list(refs(obs)) == [log, vote] and list(refs(disp)) == [packet]
+
+
+# --- B10: directories are fsynced after a new name appears -------------------------------------------------
+
+
+def test_new_ledger_and_blob_names_are_fsynced(repo, tmp_path, monkeypatch):
+    synced: list[str] = []
+    real = os.fsync
+
+    def spy(fd):  # records which file or directory each fsync made durable, then does it
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    (tmp_path / "git").mkdir()
+    root = tmp_path / "git" / "owed"
+    monkeypatch.setenv("OWED_DIR", str(root))
+    monkeypatch.chdir(repo)
+    planning.init(str(repo), "plan.yaml", rev=None, as_=None, i_am_owner=False, note=None)
+    ledger_file = str(root / "ledger.jsonl")
+    assert ledger_file in synced
+    # The directory holding the new ledger is fsynced after the ledger file was; so is the parent of each
+    # directory owed created, and the blob directory after each blob's rename.
+    assert str(root) in synced[synced.index(ledger_file):]
+    assert str(tmp_path / "git") in synced
+    synced.clear()
+    led = Ledger(root)
+    sha = led.put_blob(b"another blob")
+    assert synced[-1] == str(led.blobs) and synced[0].startswith(str(led.blobs / ".tmp."))
+    assert (led.blobs / sha).read_bytes() == b"another blob"

@@ -1,0 +1,68 @@
+"""Which blobs an entry names, and whether each is present with the bytes its name promises.
+
+A blob is named by the sha256 of its bytes (`blobs/<sha256>`), so re-hashing a file proves both its
+content and its size. `owed verify` checks every blob any entry names: `missing` and `damaged` map each
+bad blob to the seqs that name it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from owed import entries as E
+
+# kind -> fields holding one blob sha (None allowed). Obs also names one log per run vote.
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "genesis": ("plan",), "plan": ("plan",), "dispatch": ("packet",), "obs": ("log",),
+    "launch": ("spec",), "send": ("message",), "sweep": ("log",),
+}
+
+
+def refs(e: E.Entry) -> Iterator[str]:
+    fields = _FIELDS.get(E.kind_of(e))
+    if not fields:
+        return
+    for name in fields:
+        sha = getattr(e, name, None)
+        if sha:
+            yield sha
+    for vote in getattr(e, "runs", None) or ():
+        if vote.log:
+            yield vote.log
+
+
+_CHUNK = 1 << 20
+
+
+def check(blob_dir: Path, named: dict[str, list[int]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """(missing, damaged): blob sha -> seqs naming it. One plain loop: for the small files blobs mostly are,
+    a thread pool costs more than it saves (measured: 3x slower on 7k blobs)."""
+    missing: dict[str, list[int]] = {}
+    damaged: dict[str, list[int]] = {}
+    base = os.fspath(blob_dir) + os.sep
+    for sha, seqs in named.items():
+        try:
+            fd = os.open(base + sha, os.O_RDONLY)
+        except FileNotFoundError:
+            missing[sha] = seqs
+            continue
+        except OSError:
+            damaged[sha] = seqs
+            continue
+        try:
+            chunk = os.read(fd, _CHUNK)
+            h = hashlib.sha256(chunk)
+            while len(chunk) == _CHUNK:  # a regular file reads short only at its end
+                chunk = os.read(fd, _CHUNK)
+                h.update(chunk)
+        except OSError:
+            damaged[sha] = seqs
+            continue
+        finally:
+            os.close(fd)
+        if h.hexdigest() != sha:
+            damaged[sha] = seqs
+    return missing, damaged
