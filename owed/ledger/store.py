@@ -28,6 +28,7 @@ from owed import __version__
 from owed import entries as E
 from owed.canon import sha256_hex
 from owed.errors import IntegrityError, Refused, UsageError
+from owed.interrupts import committing
 from owed.ledger import head as head_record
 from owed.ledger.blobs import refs as blob_refs
 from owed.ledger.chain import check_hash, decode_buffer
@@ -290,7 +291,7 @@ class Ledger:
         """
         if not self.root.is_dir():
             self._mkdirs(self.root)
-        with DirLock(self.root / "lock"):
+        with DirLock(self.root / "lock"), committing() as commit:  # owed/interrupts.py: no signal splits it
             state, complete = self.load(locked=True)
             if not create and state.seq < 0:
                 self.require()
@@ -300,6 +301,7 @@ class Ledger:
             # into a copy, so a refusal of its second entry cannot leave the first one behind.
             self._memo = None
             drafts = list(make(state))
+            commit.recorded = bool(drafts)
             if len(drafts) > 1:
                 state = self._snap_dec.decode(self._snap_enc.encode(
                     _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,

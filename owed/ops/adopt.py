@@ -32,7 +32,8 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
     from owed.folds.adopt import adopt_problems
     from owed.measure.items import invariant_keys
     from owed.measure.run import Job, measure
-    from owed.ops.attest import _Signals, measure_genesis, record_all
+    from owed.interrupts import measuring
+    from owed.ops.attest import measure_genesis, record_all
 
     if not (note or "").strip():
         raise UsageError("owed adopt needs --note saying what the commits are")
@@ -65,7 +66,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
     with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
         ctx.reload()
         plan = ctx.plan
-        with _Signals():
+        with measuring():
             measure_genesis(ctx)
             keys = invariant_keys(repo, plan, ref)
             jobs = []

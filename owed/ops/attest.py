@@ -17,12 +17,11 @@ Exit: 0 done (accepted), 1 a newly measured failure, 4 no new failure but obliga
 from __future__ import annotations
 
 import hashlib
-import signal
-import threading
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Interrupted, Refused, Stale, UnknownNode
+from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Refused, Stale, UnknownNode
+from owed.interrupts import measuring
 from owed.keys import split
 from owed.ledger.lock import HOST, DirLock, read_owner
 from owed.measure.run import Job, Measured, measure, measure_writes
@@ -133,27 +132,6 @@ def _current(state, plan, job: Job) -> bool:
     return slot is not None and slot.cand is not None and slot.cand.keys.get(job.obligation) == job.key
 
 
-class _Signals:
-    """SIGTERM (and SIGINT) become `Interrupted` while measuring: the runner kills the group, nothing is recorded.
-
-    Handlers can only be installed in the main thread; elsewhere (the driver calls ops from worker
-    threads) this is a no-op and the caller's own cancellation applies.
-    """
-
-    def __enter__(self):
-        def handler(signum, frame):
-            raise Interrupted(signum)
-
-        self.old = {}
-        if threading.current_thread() is threading.main_thread():
-            self.old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-        return self
-
-    def __exit__(self, *exc):
-        for s, h in self.old.items():
-            signal.signal(s, h)
-
-
 def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Job]]:
     """Append the observations whose items are still current; the rest are superseded."""
     shas = [ctx.ledger.put_blob(m.log) if m.log else None for m in measured]
@@ -202,7 +180,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
         jobs, reused = item_jobs(ctx, node, slot, rerun)
         jobs = genesis_jobs(ctx) + attribution_jobs(ctx, node, cand) + jobs
         measured: list[Measured] = []
-        with _Signals():
+        with measuring():
             for job in jobs:
                 if split(job.obligation)[0] == "writes":
                     measured.append(measure_writes(ctx.repo, node, job))

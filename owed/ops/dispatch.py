@@ -208,9 +208,9 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
             repo.add_worktree(wt, branch, base)
             undo.add(lambda: repo.delete_ref_cas(f"refs/heads/{branch}", base))
             undo.add(lambda: (repo.remove_worktree(wt, force=True), shutil.rmtree(wt, ignore_errors=True)))
-            from owed.ops.attest import _Signals
+            from owed.interrupts import measuring
 
-            with _Signals():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
+            with measuring():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
                 setup_note = _setup(ctx, wt, undo)
             rulings = _rulings(ctx, node_id)
             packet = {

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED
 from owed.ledger.lock import DirLock
 from owed.measure.run import measure
-from owed.ops.attest import _Signals, genesis_jobs, record
+from owed.interrupts import measuring
+from owed.ops.attest import genesis_jobs, record
 from owed.ops.context import Context
 
 
@@ -33,7 +34,7 @@ def attest_genesis(cwd: str) -> GenesisResult:
     with DirLock(ctx.ledger.root / "locks" / "genesis", what="genesis"):
         ctx.reload()
         jobs = genesis_jobs(ctx)
-        with _Signals():
+        with measuring():
             measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
         written, superseded = record(ctx, measured) if measured else ([], [])
     ctx.reload()

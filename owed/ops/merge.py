@@ -13,11 +13,11 @@ Prints `Unguarded paths`: changed paths no invariant reads, collapsed to directo
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
+from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops.context import Context
 
@@ -72,22 +72,11 @@ def trunk_problem(ctx: Context) -> str | None:
             f"reset): restore the ref to a descendant of the ledger trunk")
 
 
-def _blocked_signals():
-    class _Block:
-        def __enter__(self):
-            self.old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-
-        def __exit__(self, *exc):
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
-
-    return _Block()
-
-
 def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.acceptance import accepted, items, waived_key
     from owed.measure.items import invariant_keys, matcher, node_check_keys
     from owed.measure.run import Job, measure, measure_writes
-    from owed.ops.attest import _Signals, genesis_jobs, measure_genesis, record_all
+    from owed.ops.attest import genesis_jobs, measure_genesis, record_all
 
     ctx = Context.load(cwd)
     plan, repo = ctx.plan, ctx.repo
@@ -114,7 +103,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         if slot is None or slot.cand is None or not accepted(st, plan, node_id):
             raise Stale("Plan, candidate or trunk changed; retry")
         cand, pre = slot.cand, st.trunk_commit
-        with _Signals():
+        with measuring():
             measure_genesis(ctx)
             st = ctx.state
             missing = genesis_jobs(ctx)
@@ -192,7 +181,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                 raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
             return [draft]
 
-        with _blocked_signals():
+        with committing():  # the ref CAS and the merge entry: both or neither
             _, entries = ctx.ledger.append(make)
     reads = [matcher(tuple(i.reads)) for i in plan.invariants]
     changed = repo.changed_paths(pre, m)
