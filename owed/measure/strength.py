@@ -74,7 +74,10 @@ def _one(repo, plan, job, patch_path: str, holder: str, index: int) -> tuple[str
                 return "error", lines
         found = _report_path(spec, tree)
         _clear_report(found, tree)
-        out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=spec.on_timeout)
+        from owed.measure import watch
+
+        with watch.running(f"{watch.label(job)} mutant {index + 1}") as seen:
+            out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=spec.on_timeout, output=seen)
         report, problem = _read_report(spec, found, tree) if found else (None, None)
         code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
         j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=out.could_not_run and out.exit_code is None,
