@@ -37,13 +37,14 @@ class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
     hint: str | None = None
 
 
-EXECUTED = ("check", "red", "writes")
+EXECUTED = ("check", "red", "strength", "writes")
 
 
 def obligations(plan, node, cand) -> list[str]:
     """The candidate's obligations in receipt order (its submit recorded their keys)."""
     order = [f"check:{c.id}" for c in node.checks]
     order += [f"red:{c.id}" for c in node.checks if c.red]
+    order += [f"strength:{c.id}" for c in node.checks if c.mutants]
     order += ["writes", "closure-review", "review", "rulings", "approve"]
     order += [f"evidence:{ev.id}" for ev in node.evidence]
     return [o for o in order if o in cand.keys]
@@ -90,11 +91,11 @@ def _superseded(block: Block, plan) -> str | None:
         if node is None:
             return "removed"
         return "definition changed" if block.defn is not None and block.defn != writes_defn(node) else None
-    if kind not in ("check", "red"):
+    if kind not in ("check", "red", "strength"):
         return None
     node = plan.node(block.node)
     check = next((c for c in node.checks if c.id == cid), None) if node else None
-    if check is None or (kind == "red" and not check.red):
+    if check is None or (kind == "red" and not check.red) or (kind == "strength" and not check.mutants):
         return "removed"
     if block.defn is not None and block.defn != check_defn(check, plan):
         return "definition changed"

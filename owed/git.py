@@ -12,7 +12,7 @@ Map (implementation in owed/gitops/, one module per concern):
                        worktrees (add_worktree add_detached_worktree remove_worktree prune_worktrees
                                   worktree_list worktree_with_branch worktree_status untracked_paths
                                   is_clean head ff_worktree)
-                       measurement trees (closure_pins materialize overlay discard)
+                       measurement trees (closure_pins materialize overlay apply_patch discard)
                        info/exclude (info_exclude_path append_info_exclude remove_info_exclude_bytes)
   exclude_literal      an anchored, escaped info/exclude rule for one path
   GitError             a git call failed unexpectedly (owed.errors.Internal, exit 3)

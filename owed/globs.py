@@ -159,6 +159,24 @@ def widened(old: Iterable[str], new: Iterable[str]) -> list[str]:
 _CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029]")
 
 
+def inside_closure(closure: Sequence[str], glob: str) -> bool:
+    """Does a mutants glob lie inside the closure? Read as a path it must match a closure glob; a glob
+    with `**` (which no single path stands for) needs a closure prefix `dir/**` (or `dir/`) covering it.
+
+    >>> inside_closure([".owed/**"], ".owed/mutants/*.patch"), inside_closure([".owed/**"], ".owed/**/*.patch")
+    (True, True)
+    >>> inside_closure(["plan.yaml", "m/*.patch"], "m/**"), inside_closure(["m/*.patch"], "m/a.patch")
+    (False, True)
+    """
+    if "**" in glob:
+        for c in closure:
+            prefix = c[:-2] if c.endswith("/**") else (c if c.endswith("/") else None)
+            if prefix is not None and not has_wildcard(prefix) and glob.startswith(prefix.rstrip("/") + "/"):
+                return True
+        return False
+    return match_any(closure, glob)
+
+
 def pattern_problems(pattern: str) -> list[str]:
     """Why `pattern` is not an acceptable path pattern (empty list when it is)."""
     if pattern == "":

@@ -5,7 +5,7 @@ reused on a merge commit with the same read and closure content); any relevant c
 fresh evidence. Pure: digests of trees (`reads`, `closure`, …) and patches are computed by the caller
 (owed/measure/items.py) through owed/git.py.
 
-Obligations: check:<id>, red:<id>, writes, closure-review, review, rulings, approve, evidence:<id>,
+Obligations: check:<id>, red:<id>, strength:<id>, writes, closure-review, review, rulings, approve, evidence:<id>,
 inv:<id>. An obligation name splits at its first colon only.
 """
 
@@ -58,6 +58,13 @@ def red_key(check, plan, *, closure: str, base_tree: str, tests: str) -> str:
     if check.red_expect is not None:
         d["red_expect"] = check.red_expect
     d.pop("min_tests", None)  # min_tests never applies to a red run
+    return digest(d)
+
+
+def strength_key(check, plan, *, closure: str, mutants: str, reads: str) -> str:
+    """`mutants` digests the base's mutant patch files (path, mode, blob): their contents enter the key."""
+    d = {"o": "strength", **_run_spec(check, plan), "closure": closure, "mutants": mutants, "reads": reads,
+         "min_kill": check.min_kill or "1"}
     return digest(d)
 
 

@@ -40,7 +40,7 @@ def _record(state: State, e: E.Obs) -> ObsRec:
 def _check_of(plan, node_id: str, obligation: str):
     kind, cid = split(obligation)
     node = plan.node(node_id)
-    if node is None or kind not in ("check", "red"):
+    if node is None or kind not in ("check", "red", "strength"):
         return None
     return next((c for c in node.checks if c.id == cid), None)
 

@@ -65,6 +65,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
 def expected_obligations(node) -> set[str]:
     """The obligations a candidate of `node` owes, closure-review aside (owed/measure/items.py keys them)."""
     out = {f"check:{c.id}" for c in node.checks} | {f"red:{c.id}" for c in node.checks if c.red}
+    out |= {f"strength:{c.id}" for c in node.checks if c.mutants}
     out |= {"writes", "rulings"} | {f"evidence:{ev.id}" for ev in node.evidence}
     if node.review.count > 0:
         out.add("review")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from owed.gitops.base import PathLike, RepoBase, encode_path
-from owed.gitops.proc import GitError
+from owed.gitops.proc import GitError, first_line
 from owed.gitops.trees import GITLINK, TreesMixin
 
 Pin = Mapping[str, "tuple[str, str] | None"]
@@ -81,6 +81,13 @@ class MaterializeMixin(TreesMixin, RepoBase):
         if missing:
             raise ValueError(f"overlay: {missing[0]!r} is not a file of {commit}")
         self._write_entries(Path(dest), found)
+
+    def apply_patch(self, dest: PathLike, patch: bytes) -> str | None:
+        """Apply `patch` to the files of the tree at `dest` (a mutant); git's reason when it does not apply."""
+        r = self._git(["apply", "--whitespace=nowarn", "-"], cwd=dest, ok=(0, 1, 128), input=patch)
+        if r.code == 0:
+            return None
+        return first_line(r.err) or f"git apply exited {r.code}"
 
     def discard(self, dest: PathLike) -> None:
         try:

@@ -22,6 +22,12 @@ def matcher(globs: tuple[str, ...]):
     return lambda path: match_any(globs, path)
 
 
+def mutant_matcher(plan, check):
+    """Files that are mutant patches of `check`: matching its mutants globs and the closure."""
+    mutants, closure = matcher(tuple(check.mutants)), matcher(tuple(plan.closure))
+    return lambda path: mutants(path) and closure(path)
+
+
 def closure_digest(repo, commit: str, plan) -> str:
     return repo.reads_digest(commit, matcher(tuple(plan.closure)))
 
@@ -49,6 +55,12 @@ def candidate_keys(repo, plan, node, base: str, commit: str, attempt: int) -> di
         for c in red:
             out[f"red:{c.id}"] = K.red_key(c, plan, closure=closure, base_tree=base_tree,
                                            tests=repo.reads_digest(commit, matcher(tuple(c.tests))))
+    for c in node.checks:
+        if c.mutants:
+            closure = closure_digest(repo, base, plan)
+            out[f"strength:{c.id}"] = K.strength_key(
+                c, plan, closure=closure, mutants=repo.reads_digest(base, mutant_matcher(plan, c)),
+                reads=repo.reads_digest(commit, matcher(tuple(c.reads))))
     out["writes"] = K.writes_key(base=base, cand=commit, writes=node.writes)
     if touches_closure(plan, repo.changed_paths(base, commit)):
         out["closure-review"] = K.closure_review_key(patch)

@@ -41,6 +41,7 @@ class Job:
     attribution: bool = False
     merging: str | None = None
     probe: str | None = None  # "trunk": the same check measured on trunk, to tell old breakage from new
+    strength: bool = False  # strength:<id>: the check against each mutant patch (owed/measure/strength.py)
 
 
 @dataclass
@@ -169,6 +170,10 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
     from owed.measure.shell import run_in_tree
     from owed.measure.verdict import aggregate_repeat, judge
 
+    if job.strength:
+        from owed.measure.strength import measure_strength
+
+        return measure_strength(repo, plan, job, tmp_root)
     spec = job.spec
     t0 = time.monotonic()
     holder = tempfile.mkdtemp(prefix="owed-m-", dir=tmp_root)

@@ -94,10 +94,11 @@ def attribution_jobs(ctx: Context, node, cand) -> list[Job]:
         if b.kind != "exec" or b.flaky is not None or cand.keys.get(b.obligation) == b.key:
             continue
         kind, _ = split(b.obligation)
-        spec = _check(node, b.obligation) if kind in ("check", "red") else None
-        if kind in ("check", "red") and spec is None:
+        spec = _check(node, b.obligation) if kind in ("check", "red", "strength") else None
+        if kind in ("check", "red", "strength") and spec is None:
             continue
-        jobs.append(Job(node.id, b.obligation, b.key, b.commit, b.base, spec, red=(kind == "red"), attribution=True))
+        jobs.append(Job(node.id, b.obligation, b.key, b.commit, b.base, spec, red=(kind == "red"),
+                        strength=(kind == "strength"), attribution=True))
     return jobs
 
 
@@ -106,14 +107,15 @@ def item_jobs(ctx: Context, node, slot, rerun: bool) -> tuple[list[Job], list[st
     cand = slot.cand
     for obligation, key in cand.keys.items():
         kind, _ = split(obligation)
-        if kind not in ("check", "red", "writes"):
+        if kind not in ("check", "red", "strength", "writes"):
             continue
         agg = ctx.state.agg(node.id, obligation, key)
         if agg is not None and (agg.passes or agg.fails) and not rerun:
             reused.append(obligation)
             continue
         spec = _check(node, obligation) if kind != "writes" else None
-        jobs.append(Job(node.id, obligation, key, cand.commit, slot.base, spec, red=(kind == "red")))
+        jobs.append(Job(node.id, obligation, key, cand.commit, slot.base, spec, red=(kind == "red"),
+                        strength=(kind == "strength")))
     order = {o: i for i, o in enumerate(cand.keys)}
     jobs.sort(key=lambda j: order.get(j.obligation, 0))
     return jobs, reused
@@ -204,7 +206,8 @@ def render(res: AttestResult) -> str:
     for o in res.recorded:
         what = f"{o.subject} {o.obligation}" if o.subject != res.node else o.obligation
         extra = " (attribution rerun)" if o.attribution else ""
-        counts = f" {o.counts.passed}/{o.counts.tests} passed" if o.counts else ""
+        counts = (f" strength {o.counts.passed}/{o.counts.tests}" if o.counts and o.counts.format == "strength"
+                  else f" {o.counts.passed}/{o.counts.tests} passed" if o.counts else "")
         out.append(f"  {marks[o.verdict]} {what} {o.verdict}{counts} #{o.seq}{extra} ({o.duration_ms} ms)")
         if o.note:  # a pass's note is a repeat tally (noisy (2/3 passed)) or ignored counts lines
             out += [f"      {ln}" for ln in o.note.splitlines()]

@@ -26,7 +26,7 @@ import fnmatch
 from owed import globs
 
 NEVER = frozenset({"node-removed", "dependency-removed", "approve-removed", "allow", "setup", "closure", "exec"})
-BY_ID = frozenset({"check-removed", "red-off", "min-tests", "min-ok", "definition", "evidence-removed", "evidence-weakened"})
+BY_ID = frozenset({"check-removed", "red-off", "min-tests", "min-ok", "mutants", "min-kill", "definition", "evidence-removed", "evidence-weakened"})
 
 
 def _rules(old, node_id: str) -> list:

@@ -8,7 +8,8 @@ in ledger entries; `kind` and `ref` (check, evidence, invariant or dependency id
 pattern) exist so allowance coverage never has to parse `what`.
 
 Detected: node removed · check removed · red turned off · min_tests lowered (checks and
-invariants; removing min_tests lowers it) · min_ok lowered (likewise) · check/invariant definition
+invariants; removing min_tests lowers it) · min_ok lowered (likewise) · mutants removed or changed,
+min_kill lowered · check/invariant definition
 changed (run, timeout_s, reads, repeat, template, report, fields; tests and red_expect while red stays on) · review count or min_rank lowered ·
 writes widened (each new pattern not provably inside the old scope) · dependency removed ·
 approve removed · evidence removed, or its `by` changed to a role other than owner · invariant
@@ -86,6 +87,13 @@ def _measured(subject: str, label: str, old: Measured, new: Measured) -> list[Do
     if old.min_tests is not None and (new.min_tests is None or new.min_tests < old.min_tests):
         what = f"min_tests lowered on {label} {old.id} ({_n(old.min_tests)} -> {_n(new.min_tests)})"
         out.append(Downgrade(node=subject, what=what, kind="min-tests", ref=old.id))
+    if isinstance(old, Check) and isinstance(new, Check) and old.mutants:
+        if set(new.mutants) != set(old.mutants):
+            what = f"mutants {'removed' if not new.mutants else 'changed'} on check {old.id}"
+            out.append(Downgrade(node=subject, what=what, kind="mutants", ref=old.id))
+        elif new.kill_fraction < old.kill_fraction:
+            what = f"min_kill lowered on check {old.id} ({old.min_kill or '1'} -> {new.min_kill or '1'})"
+            out.append(Downgrade(node=subject, what=what, kind="min-kill", ref=old.id))
     if old.min_ok is not None and (new.min_ok is None or new.min_ok < old.min_ok):
         what = f"min_ok lowered on {label} {old.id} ({_n(old.min_ok)} -> {_n(new.min_ok)})"
         out.append(Downgrade(node=subject, what=what, kind="min-ok", ref=old.id))

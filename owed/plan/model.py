@@ -103,10 +103,19 @@ class Invariant(Measured, kw_only=True):
     pass
 
 
+Fraction = Annotated[str, _meta("a fraction in (0, 1]", pattern=names.DECIMAL, rule="fraction")]
+
+
 class Check(Measured, kw_only=True):
     red: bool = False
     tests: Globs = ()
     red_expect: Regex | None = None
+    mutants: Globs = ()  # patch files (inside the closure, read from the base): obligation strength:<id>
+    min_kill: Fraction | None = None  # decimal text in (0, 1]; None is 1 (every mutant killed)
+
+    @property
+    def kill_fraction(self) -> Decimal:
+        return Decimal(self.min_kill) if self.min_kill is not None else Decimal(1)
 
 
 class Review(Spec, kw_only=True):

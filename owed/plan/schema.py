@@ -5,7 +5,8 @@
 what JSON Schema spells differently:
 - patterns are anchored with `\\Z` (Python); ECMA-262 regexes have no `\\Z`, and their `$` already means
   the end of the input (no multiline flag), so `\\Z` becomes `$`;
-- `limits.*_mib` are stored as decimal strings, but a plan may write a number (`file_mib: 0.5`).
+- `limits.*_mib` and a check's `min_kill` are stored as decimal strings, but a plan may write a number
+  (`file_mib: 0.5`, `min_kill: 0.8`).
 Rules no schema can express (globs, branch names, templates, cross-field rules) stay the loader's, whose
 messages name the field path; an editor's schema check is a convenience, `owed plan` is the judge.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "plan.schema.json"
 MIB = "a positive number of MiB"
+FRACTION = "a fraction in (0, 1]"
 
 
 def _adapt(v):
@@ -28,6 +30,9 @@ def _adapt(v):
         if v.get("description") == MIB and v.get("type") == "string":
             return {"description": MIB, "anyOf": [{"type": "number", "exclusiveMinimum": 0},
                                                    {"type": "string", "pattern": _adapt(v["pattern"])}]}
+        if v.get("description") == FRACTION and v.get("type") == "string":
+            return {"description": FRACTION, "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                                                        {"type": "string", "pattern": _adapt(v["pattern"])}]}
         return {k: _adapt(x) for k, x in v.items()}
     if isinstance(v, list):
         return [_adapt(x) for x in v]

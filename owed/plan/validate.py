@@ -71,7 +71,23 @@ def mib(v: Any) -> tuple[Any, str | None]:
     return text, None
 
 
-CONVERTERS = {"mib": mib}
+def fraction(v: Any) -> tuple[Any, str | None]:
+    """A number in (0, 1] → its shortest decimal text ("0.8", "1"); decimal text is accepted too."""
+    if type(v) is str and re.match(names.DECIMAL, v):
+        value: Decimal | None = Decimal(v)
+    elif type(v) is int or (type(v) is float and math.isfinite(v)):
+        value = Decimal(v) if type(v) is int else Decimal(repr(v))
+    else:
+        value = None
+    if value is None or not (0 < value <= 1):
+        return None, f"expected a fraction in (0, 1], got {got(v)}"
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text, None
+
+
+CONVERTERS = {"mib": mib, "fraction": fraction}
 
 
 def _repeat(r: Repeat, w: Walker) -> Problems:
@@ -87,6 +103,25 @@ def _red_tests(c: Check, w: Walker) -> Problems:
 def _red_repeat(c: Check, w: Walker) -> Problems:
     if c.red and c.repeat is not None:
         yield ".repeat", "not allowed on a red check"
+
+
+def _mutants(c: Check, w: Walker) -> Problems:
+    if c.min_kill is not None and not c.mutants:
+        yield ".min_kill", "requires mutants"
+    if c.mutants and c.repeat is not None:
+        yield ".repeat", "not allowed on a check with mutants"
+
+
+def _mutants_in_closure(p: Plan, w: Walker) -> Problems:
+    """Mutant patches are read from the base, so they must lie inside the pinned closure."""
+    for i, n in enumerate(p.nodes):
+        for j, c in enumerate(n.checks):
+            if not w.ok(c, "mutants"):
+                continue
+            for k, g in enumerate(c.mutants):
+                if not globs.inside_closure(p.closure, g):
+                    yield (f".nodes[{i}].checks[{j}].mutants[{k}]",
+                           f"{got(g)} is not inside the closure (mutant patches are read from the base's closure)")
 
 
 _TEMPLATE_FIELDS = ("run", "template", "args", "python", "report", "fields", "min_ok")
@@ -203,7 +238,8 @@ def _plan_node_agents(p: Plan, w: Walker) -> Problems:
 
 RULES: dict[type, list[Rule]] = {
     Repeat: [(("runs", "need"), _repeat)],
-    Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat), (_TEMPLATE_FIELDS, _template)],
+    Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat), (_TEMPLATE_FIELDS, _template),
+            (("mutants", "min_kill", "repeat"), _mutants)],
     Invariant: [(_TEMPLATE_FIELDS, _template)],
     Node: [
         (("checks", "writes"), _node_writes),
@@ -218,12 +254,13 @@ RULES: dict[type, list[Rule]] = {
         (("nodes",), _plan_deps),
         (("invariants",), _plan_invariant_ids),
         (("nodes", "drive"), _plan_node_agents),
+        (("nodes", "closure"), _mutants_in_closure),
     ],
 }
 
 NORMALIZERS = {
     Repeat: lambda r: msgspec.structs.replace(r, need=None) if r.need == r.runs else r,
-    Check: _expand,
+    Check: lambda c: _expand(msgspec.structs.replace(c, min_kill=None) if c.min_kill == "1" else c),
     Invariant: _expand,
 }
 

@@ -181,7 +181,9 @@ def render(v: dict) -> str:
         if o:
             line += f" (obs #{o['seq']}"
             if "counts" in o:
-                line += f", {o['counts']['passed']}/{o['counts']['tests']} tests"
+                c = o["counts"]
+                line += (f", strength {c['passed']}/{c['tests']}" if r["obligation"].startswith("strength:")
+                         else f", {c['passed']}/{c['tests']} tests")
             line += f", {o['durationMs']} ms" + (f", log {o['log'][:12]}" if o.get("log") else "") + ")"
         if r.get("reviewers"):
             line += f" by {', '.join(r['reviewers'])}"
