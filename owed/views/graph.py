@@ -43,7 +43,7 @@ def _marks(its) -> dict[str, int]:
 
 def node_phase(state, plan, node, ready: set[str]) -> dict:
     """The node's phase (a key of PHASES), a short detail, its attempt and its receipt marks."""
-    from owed.views.status import _phase
+    from owed.views.status import _needs, _phase
 
     rec = state.nodes.get(node.id)
     attempt = rec.slot.attempt if rec and rec.slot else None
@@ -59,10 +59,15 @@ def node_phase(state, plan, node, ready: set[str]) -> dict:
         phase, detail = "held", f"abandon #{rec.held}"
     elif state.open_slot(node.id) is not None:
         status_phase, its = _phase(state, plan, node.id)
+        # What status lists under Needs you for the node, but merges and attests anyone may run.
+        decisions = [n["reason"] for n in _needs(state, plan, node.id, status_phase, its)
+                     if n["command"].split()[1:2] not in (["merge"], ["attest"])]
         if missing:
             phase, detail = "waiting", "deps: " + ", ".join(missing)
         elif rec.halt is not None:
             phase, detail = "needs you", f"halt #{rec.halt}"
+        elif decisions:
+            phase, detail = "needs you", decisions[0] if len(decisions[0]) <= 40 else decisions[0][:39] + "…"
         elif status_phase.startswith("accepted"):
             phase, detail = "accepted", "merge pending"
         elif status_phase.startswith("blocked"):

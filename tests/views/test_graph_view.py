@@ -199,7 +199,7 @@ def test_every_other_phase_needs_you_held_later_reviewing_measuring(tmp_path):
         "halted": "needs-you", "later1": "later", "held1": "held", "rev": "reviewing", "appr": "needs-you",
         "meas": "measuring"}
     assert re.fullmatch(r"halted\\nneeds you \(halt #\d+\)\\nattempt 1", dot["halted"][1]), dot["halted"]
-    assert dot["appr"][1].startswith("appr\\nneeds you (a decision)\\nattempt 1 · E")
+    assert dot["appr"][1].startswith("appr\\nneeds you (owner approval)\\nattempt 1 · E")
     assert re.fullmatch(r"held1\\nheld \(abandon #\d+\)\\nattempt 1", dot["held1"][1]), dot["held1"]
     assert 'style="rounded,dashed"' in run("graph", "--format", "dot").split('"later1" [')[1].splitlines()[0]
     mm = mermaid_nodes(run("graph"))
