@@ -19,7 +19,7 @@ here=$(dirname "$0")
 case "$1 $2" in
 "search issues")
   [ -f "$here/search.sleep" ] && exec sleep "$(cat "$here/search.sleep")"  # exec: the kill reaches it
-  if [ -f "$here/search.bg" ]; then sleep 30 & echo $! > "$here/bg.pid"; wait; fi  # a child of gh's own
+  if [ -f "$here/search.bg" ]; then echo $$ > "$here/gh.pid"; sleep 30 & echo $! > "$here/bg.pid"; wait; fi  # a child of gh's own
   [ -f "$here/search.err" ] && cat "$here/search.err" >&2
   [ -f "$here/search.exit" ] && exit "$(cat "$here/search.exit")"
   cat "$here/search.json"; exit 0 ;;

@@ -137,7 +137,9 @@ def test_a_gh_that_hangs_is_killed_with_its_whole_group_and_reaped(fake_gh):
     while not gone():
         assert time.monotonic() < deadline, "gh's own child outlived the timeout"
         time.sleep(0.05)
-    assert not psutil.Process(os.getpid()).children(recursive=True)  # gh itself was reaped
+    gh_pid = int((fake_gh.bin / "gh.pid").read_text())
+    children = {p.pid for p in psutil.Process(os.getpid()).children(recursive=True)}
+    assert gh_pid not in children and pid not in children  # gh reaped (no zombie left), its child gone
 
 
 def test_the_default_listing_is_exactly_one_filtered_search(fake_gh, mk_issue, monkeypatch, tmp_path):
