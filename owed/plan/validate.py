@@ -172,7 +172,7 @@ def _plan_deps(p: Plan, w: Walker) -> Problems:
     for i, n in enumerate(p.nodes):
         if w.ok(n, "id"):
             index.setdefault(n.id, i)
-    edges = {}
+    edges: dict[str, tuple[str, ...]] = {}
     for i, n in enumerate(p.nodes):
         if not w.ok(n, "id", "deps"):
             continue
@@ -221,7 +221,7 @@ RULES: dict[type, list[Rule]] = {
     ],
 }
 
-NORMALIZERS = {
+NORMALIZERS: dict[type, Any] = {
     Repeat: lambda r: msgspec.structs.replace(r, need=None) if r.need == r.runs else r,
     Check: _expand,
     Invariant: _expand,
