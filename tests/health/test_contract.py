@@ -100,3 +100,8 @@ def test_mypy_on_the_pure_core():
     r = subprocess.run([_tool("mypy"), "--config-file", "mypy.ini", "--no-incremental", *MYPY_CORE], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_no_test_double_in_the_shipped_package():
+    shipped = [p for p in files("owed/**/*.py", "driver/**/*.py", "runner/**/*.py") if "STANDIN" in p.read_text()]
+    assert not shipped, shipped
