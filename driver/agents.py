@@ -167,7 +167,7 @@ class Pool:
             pending = [(rid, gen) for rid, gen in pending if not self._seal_if_dead(rid, gen)]
             if pending:
                 time.sleep(POLL_S)
-        for rid, gen in pending:
+        for _rid, gen in pending:
             started = read_json(gen / STARTED)
             if same_process(started):
                 _killpg(started["pid"], signal.SIGKILL)

@@ -129,7 +129,7 @@ class Driver:
         from driver.policy import RunFacts
 
         out = {}
-        for node_id, rec in state.nodes.items():
+        for rec in state.nodes.values():
             if rec.slot is None or not rec.slot.open:
                 continue
             for rid in rec.runs:
@@ -261,8 +261,6 @@ class Driver:
 
     async def background(self, act, cand_seq: int | None, at: int = 0) -> None:
         """Run `owed attest|merge <node>` as a child process group; remember what it said."""
-        import anyio
-
         from driver.policy import NoVerdict, Refusal
         from runner import RunSpec, run
 
@@ -402,7 +400,7 @@ class Driver:
                     if self.once:
                         return Outcome(0, "idle" if not done else "once")
                     if self.stop_requested:
-                        while self.inflight:
+                        while self.inflight:  # noqa: ASYNC110 - background tasks pop themselves; no event to wait on
                             await anyio.sleep(POLL_S)
                         return Outcome(0, "stopped")
                     if done:

@@ -95,6 +95,6 @@ def reviewer_task(state, plan, node_id: str, k: int) -> tuple[str, dict]:
               "ok means the brief's goal is met; if the brief is ambiguous or needs a decision, use "
               "--block --needs-parent."]
     if closure:
-        lines.append(f"The change touches the check closure: also record --obligation closure-review at rank 2.")
+        lines.append("The change touches the check closure: also record --obligation closure-review at rank 2.")
     env = {"OWED_REVIEWER": who, "OWED_CANDIDATE": c12, "OWED_REVIEW_RANK": str(rank)}
     return "\n".join(lines) + "\n", env

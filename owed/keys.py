@@ -40,7 +40,7 @@ def exec_part(plan) -> dict | None:
     ex = getattr(plan, "exec", None)
     if ex is None:
         return None
-    out = {}
+    out: dict[str, object] = {}
     if getattr(ex, "env", None):
         out["env"] = dict(ex.env)
     if getattr(ex, "wrap", None):

@@ -110,7 +110,7 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     state.plans.append(state.plan)
 
 
-_FOLDS = {
+_FOLDS: dict[str, Callable[..., None]] = {
     "dispatch": S.fold_dispatch,
     "submit": S.fold_submit,
     "rebase": S.fold_rebase,

@@ -22,6 +22,9 @@ os.environ.update(
 )
 for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC"):
     os.environ.pop(_k, None)
+# tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(Path(__file__).resolve().parent / "standin"), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 QUICKSTART_PLAN = textwrap.dedent(
     """\

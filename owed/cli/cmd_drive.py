@@ -3,8 +3,7 @@
 - `drive`: checks the option rules (usage errors, exit 2), then hands over: `--status`, `--stop` and
   `--detach` to `driver.background`; the loop (`owed drive [--stay]`, `--once`) to `driver.loop.main`.
   Both are imported inside the command: nothing in owed's core imports `driver/`.
-- Test seam: with `OWED_DRIVE_STANDIN` set, the loop is replaced by `_standin` (below), a stand-in that
-  only takes drive.lock and writes start and exit records, so detach/status/stop are testable on their own.
+- Tests replace the loop with a stand-in from outside the package (tests/standin/sitecustomize.py).
 - `idle`: the watchdog probe for cron/systemd, with its own exit codes (0 idle, 3 not idle, 2 usage or no
   ledger, 70 internal error), mapped here rather than by the global mapper.
 """
@@ -66,48 +65,9 @@ def drive(
             msg = background.detach(cwd, stay=stay, max_open=max_open)
             emit({"message": msg}, json, msg)
         return EXIT_OK
-    if os.environ.get("OWED_DRIVE_STANDIN"):
-        return _standin(cwd, once=once, mode=os.environ["OWED_DRIVE_STANDIN"])
     from driver.loop import main
 
     return main(cwd, once=once, json=json, stay=stay, max_open=max_open)
-
-
-def _standin(cwd: str, *, once: bool, mode: str) -> int:
-    """A stand-in for the loop, for tests of detach/status/stop only (OWED_DRIVE_STANDIN=MODE).
-
-    MODE `idle`: end at once with an idle record; `error`: end at once with an error record (exit 1);
-    `mute`: never take the lock, sleep until a signal; anything else: run until SIGTERM/SIGINT (or, with
-    --once, end at once). Like the real loop it installs its signal handlers before it takes the lock and
-    writes its exit record (JSON lines on stdout) before it releases the lock.
-    """
-    import signal
-    import sys
-    import threading
-
-    from driver import lock as drive_lock
-    from driver.log import DriveLog, log_path
-    from owed.git import Repo
-
-    stopped = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopped.set())
-    ledger_dir = Repo.discover(cwd).ledger_dir()
-    log = DriveLog(log_path(ledger_dir), stream=sys.stdout)
-    if mode == "mute":
-        while not stopped.wait(0.1):
-            pass
-        return 0
-    with drive_lock.acquire(ledger_dir, session=drive_lock.session_from_env()):
-        log.event("start", pid=os.getpid(), standin=True)
-        if mode == "error":
-            log.exit_record(1, "error", error="stand-in error")
-            return 1
-        if mode != "idle" and not once:
-            while not stopped.wait(0.1):
-                pass
-        log.exit_record(0, "stopped" if stopped.is_set() else "idle")
-    return 0
 
 
 def _idle_facts(ledger_dir) -> dict:

@@ -5,7 +5,7 @@ Map:
   .toplevel                    the worktree that contained `path` (physical path)
   .git_dir / .common_dir       per-worktree git dir / shared common dir (absolute, physical)
   .main_worktree               top level of the main worktree, the same from every linked worktree
-  .ledger_dir(env)             $OWED_DIR (resolved against the process cwd) else <common_dir>/owed
+  .ledger_dir(env)             $OWED_DIR (against the process cwd, symlinks resolved) else <common_dir>/owed
   ._git(args) / ._stream(...)  calls through owed.gitops.proc with this repo's cwd and output limit
 
 OWED_DIR is honoured here rather than by each caller so every command agrees on one ledger location
@@ -90,7 +90,7 @@ class RepoBase:
         env = os.environ if env is None else env
         override = env.get("OWED_DIR")
         if override:
-            return Path(os.path.abspath(override))
+            return _real(override)  # physical, like common_dir: one spelling of the ledger path everywhere
         return self.common_dir / "owed"
 
     # -- calling git -------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ def _pump(
         try:
             code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:  # pipes closed, process still running: same bound as output
-            raise GitError(f"git {_subcommand(args)} timed out after {timeout:g}s", details={"argv": ["git", *args]})
+            raise GitError(f"git {_subcommand(args)} timed out after {timeout:g}s", details={"argv": ["git", *args]}) from None
         return code, bytes(err)
     finally:
         sel.close()

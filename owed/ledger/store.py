@@ -70,23 +70,6 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
-def ledger_dir_for(path: str | os.PathLike | None = None) -> Path:
-    """`$OWED_DIR`, else `<git common dir>/owed` of the repository containing `path`."""
-    env = os.environ.get("OWED_DIR")
-    if env:
-        return Path(env).resolve()
-    import subprocess
-
-    cwd = os.fspath(path or os.getcwd())
-    r = subprocess.run(
-        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-        cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    )
-    if r.returncode != 0:
-        raise UsageError(f"not inside a git repository: {cwd}")
-    return Path(r.stdout.strip()) / "owed"
-
-
 class Ledger:
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
@@ -105,7 +88,10 @@ class Ledger:
 
     @classmethod
     def discover(cls, path=None) -> Ledger:
-        return cls(ledger_dir_for(path))
+        """The ledger of the repository containing `path`: `Repo.ledger_dir()`, the one way to find it."""
+        from owed.git import Repo
+
+        return cls(Repo.discover(path or ".").ledger_dir())
 
     def exists(self) -> bool:
         try:

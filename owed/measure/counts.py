@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Literal, cast
 
 import msgspec
 
@@ -295,10 +295,10 @@ def read_counts(text: str) -> tuple[Counts | None, tuple[str, ...]]:
     total = None
     for tally in parts.values():
         total = _add(total, tally)
-    fmt = next(iter(parts)) if len(parts) == 1 else "mixed"
+    shape = cast(Format, next(iter(parts)) if len(parts) == 1 else "mixed")
     kept, cut = _limit(failed_names(text))
     tests, passed, failed, skipped = total
-    return Counts(tests=tests, passed=passed, failed=failed, skipped=skipped, format=fmt,
+    return Counts(tests=tests, passed=passed, failed=failed, skipped=skipped, format=shape,
                   failed_names=kept, names_truncated=cut, notes=tuple(notes)), tuple(notes)
 
 

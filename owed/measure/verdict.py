@@ -124,7 +124,7 @@ def _unmet_ok(counts: Counts, min_ok: int | None, code: int) -> str | None:
 
 
 def _templated(exit_code: int, counts: Counts | None, output: str, min_tests: int | None, cwd: str | None,
-               template: str, min_ok: int | None, report_problem: str | None):
+               template: str, min_ok: int | None, report_problem: str | None) -> tuple[Verdict, str | None]:
     if counts is None:
         if exit_code in _CANNOT_RUN:
             return _plain(exit_code, None, output, min_tests, cwd)
@@ -143,7 +143,8 @@ def _templated(exit_code: int, counts: Counts | None, output: str, min_tests: in
     return verdict, note
 
 
-def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | None, cwd: str | None):
+def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | None,
+           cwd: str | None) -> tuple[Verdict, str | None]:
     ended = f"command {_ended(exit_code)}"
     if exit_code in _CANNOT_RUN and counts is None:
         reason = f"command could not run (exit {exit_code}: {_CANNOT_RUN[exit_code]})"
@@ -171,7 +172,8 @@ def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | 
     return ("fail", "\n".join(reasons)) if reasons else ("pass", None)
 
 
-def _red(exit_code: int, counts: Counts | None, output: str, red_expect: str | None, cwd: str | None):
+def _red(exit_code: int, counts: Counts | None, output: str, red_expect: str | None,
+         cwd: str | None) -> tuple[Verdict, str | None]:
     if exit_code in _CANNOT_RUN:
         reason = f"red run command could not run (exit {exit_code}: {_CANNOT_RUN[exit_code]})"
         return "error", _tailed(reason, output, COMMAND_TAIL)
@@ -214,6 +216,7 @@ def judge(
     if reads_report:
         counts = report
     failed = counts.failed_names if counts else tuple(failed_names(output)[:MAX_NAMES])
+    verdict: Verdict
     if timed_out:
         verdict, note = "error", _timeout(timeout_s, output)
     elif (broken := _unrunnable("red run command" if red else "command", exit_code, could_not_run, output)):

@@ -108,7 +108,7 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
     prior = st.plan.sha
     from owed.ops.planning import _carries
 
-    carries, _ = _carries(cwd, st, ctx.plan, new)
+    carries, _ = _carries(ctx.repo, st, ctx.plan, new)
     stored = os.path.relpath(path, ctx.repo.main_worktree) if not os.path.isabs(rel) else str(path)
 
     def make(state):

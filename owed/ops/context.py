@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from owed.git import Repo
+    from owed.ledger.store import Ledger
+    from owed.plan.model import Plan
+    from owed.state import State
 
 
 @dataclass
 class Context:
     cwd: str
-    repo: object  # owed.git.Repo
-    ledger: object  # owed.ledger.store.Ledger
-    state: object  # owed.state.State
-    plan: object  # owed.plan.model.Plan
+    repo: Repo
+    ledger: Ledger
+    state: State
+    plan: Plan
 
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:

@@ -35,7 +35,7 @@ class GcResult:
 
 def _finished(state) -> list:
     out = []
-    for node_id, rec in sorted(state.nodes.items()):
+    for _node_id, rec in sorted(state.nodes.items()):
         for slot in [*rec.past, *([rec.slot] if rec.slot is not None else [])]:
             if not slot.open:
                 out.append(slot)

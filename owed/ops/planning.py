@@ -16,6 +16,7 @@ from pathlib import Path
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused, Stale, UsageError
+from owed.git import Repo
 from owed.ledger.store import Ledger
 from owed.ops import authority
 
@@ -53,32 +54,17 @@ class PlanResult:
     not_carried: list = field(default_factory=list)  # (node, reason)
 
 
-def _git(args: list[str], cwd: str) -> tuple[int, bytes, str]:
-    import subprocess
-
-    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL)
-    return r.returncode, r.stdout, r.stderr.decode(errors="replace").strip()
-
-
-def toplevel(cwd: str) -> str:
-    rc, out, err = _git(["rev-parse", "--show-toplevel"], cwd)
-    if rc != 0:
-        raise UsageError(f"not inside a git work tree: {cwd}")
-    return out.decode().strip()
-
-
-def read_plan(file: str, rev: str | None, cwd: str) -> PlanSource:
+def read_plan(file: str, rev: str | None, repo: Repo, cwd: str) -> PlanSource:
     from owed.plan.load import parse_plan, plan_blob
 
-    top = toplevel(cwd)
+    top = str(repo.toplevel)
     if rev:
-        rel = os.path.relpath(os.path.abspath(os.path.join(cwd, file)), top)
-        rc, out, err = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top)
-        if rc != 0:
+        rel = os.path.relpath(os.path.realpath(os.path.join(cwd, file)), top)
+        commit = repo.rev_parse(rev)
+        if commit is None:
             raise UsageError(f"--rev {rev}: not a commit")
-        commit = out.decode().strip()
-        rc, data, err = _git(["show", f"{commit}:{rel}"], top)
-        if rc != 0:
+        data = repo.show(commit, rel)
+        if data is None:
             raise UsageError(f"{rel} does not exist at {rev}")
         source, path, rev_out = f"{rel}@{rev}", rel, commit
     else:
@@ -100,25 +86,24 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
     from owed.plan.load import plan_sha
     from owed.plan.validate import warnings as plan_warnings
 
-    src = read_plan(file, rev, cwd)
+    repo = Repo.discover(cwd)
+    src = read_plan(file, rev, repo, cwd)
     lint_warnings = shell_lint(src.source, src.plan)
-    top = toplevel(cwd)
+    top = repo.toplevel
     trunk = src.plan.trunk
-    rc, out, _ = _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{trunk}^{{commit}}"], top)
-    if rc != 0:
+    commit = repo.rev_parse(f"refs/heads/{trunk}")
+    if commit is None:
         raise Refused(f"trunk branch {trunk!r} does not exist (or has no commit) in {top}")
-    commit = out.decode().strip()
-    ledger = Ledger.discover(top)
+    ledger = Ledger(repo.ledger_dir())
     if ledger.exists():
         raise Refused(f"an owed ledger already exists at {ledger.root}; use `owed plan <file>` to update the plan")
     sha = plan_sha(src.plan)
     by, channel = authority.owner(
         as_, i_am_owner, f"Repository: {top}\nInitialize owed: trunk {trunk} {commit[:12]}, plan {sha[:12]}"
     )
-    from owed.git import Repo
     from owed.measure.items import invariant_keys
 
-    keys = invariant_keys(Repo.discover(top), src.plan, commit)
+    keys = invariant_keys(repo, src.plan, commit)
     ledger.put_blob(src.blob)
 
     def make(state):
@@ -136,8 +121,9 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
     from owed.plan.load import plan_sha
     from owed.plan.validate import warnings as plan_warnings
 
-    src = read_plan(file, rev, cwd)
-    ledger = Ledger.discover(toplevel(cwd))
+    repo = Repo.discover(cwd)
+    src = read_plan(file, rev, repo, cwd)
+    ledger = Ledger(repo.ledger_dir())
     ledger.require()
     state = ledger.state()
     sha = plan_sha(src.plan)
@@ -172,7 +158,7 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
             raise Refused(f"{by} may not record a plan (owner or parent only)")
     ledger.put_blob(src.blob)
     prior = state.plan.sha
-    carries, not_carried = _carries(cwd, state, prior_plan, src.plan)
+    carries, not_carried = _carries(repo, state, prior_plan, src.plan)
 
     def make(st):
         if st.plan.sha != prior:
@@ -197,10 +183,9 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
     return res
 
 
-def _carries(cwd: str, state, old, new) -> tuple[dict, list]:
+def _carries(repo: Repo, state, old, new) -> tuple[dict, list]:
     """Open candidates the new plan invalidates only in checks/writes (and type/drive/later): their keys under
     the new plan, computed from git before the lock (commit and base do not change). Others: why not."""
-    from owed.git import Repo
     from owed.measure.items import candidate_keys
     from owed.plan.downgrades import can_carry, changed_nodes, invalidates, plan_wide_changes
 
@@ -208,7 +193,6 @@ def _carries(cwd: str, state, old, new) -> tuple[dict, list]:
         return {}, []
     changed = changed_nodes(old, new)
     out, skipped = {}, []
-    repo = None
     for node_id, fields in sorted(changed.items()):
         slot = state.open_slot(node_id)
         if slot is None or slot.cand is None or not invalidates(fields):
@@ -216,7 +200,6 @@ def _carries(cwd: str, state, old, new) -> tuple[dict, list]:
         if not can_carry(fields):
             skipped.append((node_id, f"changed {', '.join(sorted(fields))}: the writer submits again"))
             continue
-        repo = repo or Repo.discover(cwd)
         if repo.rev_parse(slot.cand.commit) is None:
             skipped.append((node_id, f"commit {slot.cand.commit[:12]} is gone"))
             continue

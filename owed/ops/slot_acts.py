@@ -64,7 +64,7 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
     for n, s in ruled:
         lines.append(f"Ruled: needs-parent block #{s} of {n}; the reviewer re-reviews with the ruling")
     owing = []
-    for n, rec in sorted(state.nodes.items()):
+    for n, _rec in sorted(state.nodes.items()):
         slot = state.open_slot(n)
         if slot is None or slot.cand is None:
             continue

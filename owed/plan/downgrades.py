@@ -173,11 +173,11 @@ def downgrades(old: Plan, new: Plan) -> list[Downgrade]:
         else:
             out += _measured(TRUNK, "invariant", inv, m)
     for n in old.nodes:
-        m = new.node(n.id)
-        if m is None:
+        nm = new.node(n.id)
+        if nm is None:
             out.append(Downgrade(node=n.id, what="node removed", kind="node-removed"))
         else:
-            out += node_downgrades(n, m)
+            out += node_downgrades(n, nm)
     if allow_changed(old, new):
         out.append(Downgrade(node=TRUNK, what="allow changed", kind="allow"))
     return out

@@ -207,7 +207,7 @@ def _plan_deps(p: Plan, w: Walker) -> Problems:
     for i, n in enumerate(p.nodes):
         if w.ok(n, "id"):
             index.setdefault(n.id, i)
-    edges = {}
+    edges: dict[str, tuple[str, ...]] = {}
     for i, n in enumerate(p.nodes):
         if not w.ok(n, "id", "deps"):
             continue
@@ -258,7 +258,7 @@ RULES: dict[type, list[Rule]] = {
     ],
 }
 
-NORMALIZERS = {
+NORMALIZERS: dict[type, Any] = {
     Repeat: lambda r: msgspec.structs.replace(r, need=None) if r.need == r.runs else r,
     Check: lambda c: _expand(msgspec.structs.replace(c, min_kill=None) if c.min_kill == "1" else c),
     Invariant: _expand,

@@ -17,7 +17,7 @@ import os
 import shlex
 
 from owed.acceptance import accepted, active_blocks, items
-from owed.errors import Refused, UnknownNode
+from owed.errors import UnknownNode
 from owed.measure.shell import one_line
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",

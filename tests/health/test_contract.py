@@ -1,0 +1,107 @@
+"""The rules docs/DESIGN.md states, enforced: the import contract (from the source, every import including
+the lazy ones inside functions), ruff and mypy on the pure core, and function size."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The pure core: values in, values out. No clock, no files, no processes, no git, no ledger store.
+PURE = [
+    "owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
+    "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/folds/*.py",
+    "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
+    "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py",
+    "owed/views/idle.py", "owed/views/metrics.py",
+]
+# Edges inside the pure packages (they are named here, not hidden): the plan's shell lint runs `sh -n`.
+EDGES_IN_PURE = {"owed/plan/shell_lint.py"}
+EFFECT_MODULES = {"os", "subprocess", "time", "signal", "shutil", "tempfile", "socket", "threading", "select",
+                  "runner", "driver", "anyio", "trio", "psutil"}
+EDGE_PREFIXES = ("owed.git", "owed.gitops", "owed.ledger", "owed.ops", "owed.cli", "owed.interrupts",
+                 "owed.measure.run", "owed.measure.shell", "owed.measure.items", "owed.obligations")
+
+
+def imports_of(path: Path) -> set[str]:
+    out = set()
+    for n in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(n, ast.Import):
+            out |= {a.name for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+            out.add(n.module)
+            out |= {f"{n.module}.{a.name}" for a in n.names}  # `from owed import git`
+    return out
+
+
+def files(*globs: str) -> list[Path]:
+    return sorted({p for g in globs for p in ROOT.glob(g)})
+
+
+def _rel(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+def test_pure_modules_import_no_edge_and_no_effects():
+    bad = {}
+    for p in files(*PURE):
+        if _rel(p) in EDGES_IN_PURE:
+            continue
+        hits = sorted(m for m in imports_of(p)
+                      if m.split(".")[0] in EFFECT_MODULES or m.startswith(EDGE_PREFIXES))
+        if hits:
+            bad[_rel(p)] = hits
+    assert not bad, f"pure modules importing edges or effects: {bad}"
+
+
+def test_runner_imports_nothing_of_owed_or_driver():
+    bad = {_rel(p): hits for p in files("runner/**/*.py")
+           if (hits := sorted(m for m in imports_of(p) if m.split(".")[0] in ("owed", "driver")))}
+    assert not bad, bad
+
+
+def test_only_the_cli_imports_driver():
+    bad = {_rel(p): hits for p in files("owed/**/*.py") if not _rel(p).startswith("owed/cli/")
+           if (hits := sorted(m for m in imports_of(p) if m.split(".")[0] == "driver"))}
+    assert not bad, bad
+
+
+def test_the_contract_sees_a_violation(tmp_path):
+    p = tmp_path / "x.py"
+    p.write_text("def f():\n    import subprocess\n    from owed import git\n    from owed.ledger.store import Ledger\n")
+    assert {"subprocess", "owed.git", "owed.ledger.store"} <= imports_of(p)
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name, path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.fail(f"{name} is not installed: scripts/test installs the test extras (pyproject.toml)")
+    return exe
+
+
+def test_ruff():
+    r = subprocess.run([_tool("ruff"), "check", "--no-cache", "owed", "driver", "runner", "bench"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
+             "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
+             "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py"]
+
+
+def test_mypy_on_the_pure_core():
+    r = subprocess.run([_tool("mypy"), "--config-file", "mypy.ini", "--no-incremental", *MYPY_CORE], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_no_test_double_in_the_shipped_package():
+    shipped = [p for p in files("owed/**/*.py", "driver/**/*.py", "runner/**/*.py") if "STANDIN" in p.read_text()]
+    assert not shipped, shipped
