@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from owed import entries as E
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
 from owed.ledger.lock import DirLock
+from owed.ops import merge_intent
 from owed.ops.context import Context
 
 
@@ -186,6 +187,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             if ref != pre:
                 raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
                               f"{pre[:12]}; nothing recorded")
+            merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
             if wt is not None:
                 repo.ff_worktree(wt, m)
             elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
@@ -193,7 +195,12 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             return [draft]
 
         with _blocked_signals():
-            _, entries = ctx.ledger.append(make)
+            try:
+                _, entries = ctx.ledger.append(make)
+            except Refused:
+                merge_intent.recover(ctx.ledger, repo)  # refused after the ref moved: move it back
+                raise
+            merge_intent.clear(ctx.ledger)  # any other failure keeps the intent for the next command
     reads = [matcher(tuple(i.reads)) for i in plan.invariants]
     changed = repo.changed_paths(pre, m)
     res = MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],
