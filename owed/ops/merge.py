@@ -165,9 +165,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         probs = merge_problems(ctx.state, ctx.plan, draft)
         if probs:
             failing = [o for o in written if o.verdict != "pass"]
-            detail = "; ".join(f"{o.subject if o.subject == 'trunk' else ''}{' ' if o.subject == 'trunk' else ''}"
-                               f"{o.obligation} {o.verdict} (obs #{o.seq})" + (f": {o.note.splitlines()[0]}" if o.note else "")
-                               for o in failing)
+            detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
+                               + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
             red = [why for _, why in probes if why]
             head = "; ".join(red) + "; " if red else ""
             raise GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
