@@ -35,6 +35,10 @@ class Context:
         ledger = Ledger(repo.ledger_dir())
         if need_ledger:
             ledger.require()
+        if (ledger.root / "merge-intent.json").exists():  # a merge torn by a kill: complete or roll back
+            from owed.ops.merge_intent import recover
+
+            recover(ledger, repo)
         state = ledger.state()
         plan = ledger.plan(state.plan.sha) if state.plan else None
         return cls(cwd=cwd, repo=repo, ledger=ledger, state=state, plan=plan)

@@ -19,6 +19,7 @@ from owed import entries as E
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
+from owed.ops import merge_intent
 from owed.ops.context import Context
 
 
@@ -153,9 +154,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         probs = merge_problems(ctx.state, ctx.plan, draft)
         if probs:
             failing = [o for o in written if o.verdict != "pass"]
-            detail = "; ".join(f"{o.subject if o.subject == 'trunk' else ''}{' ' if o.subject == 'trunk' else ''}"
-                               f"{o.obligation} {o.verdict} (obs #{o.seq})" + (f": {o.note.splitlines()[0]}" if o.note else "")
-                               for o in failing)
+            detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
+                               + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
             red = [why for _, why in probes if why]
             head = "; ".join(red) + "; " if red else ""
             raise GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
@@ -175,6 +175,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             if ref != pre:
                 raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
                               f"{pre[:12]}; nothing recorded")
+            merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
             if wt is not None:
                 repo.ff_worktree(wt, m)
             elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
@@ -182,7 +183,12 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             return [draft]
 
         with committing():  # the ref CAS and the merge entry: both or neither
-            _, entries = ctx.ledger.append(make)
+            try:
+                _, entries = ctx.ledger.append(make)
+            except Refused:
+                merge_intent.recover(ctx.ledger, repo)  # refused after the ref moved: move it back
+                raise
+            merge_intent.clear(ctx.ledger)  # any other failure keeps the intent for the next command
     reads = [matcher(tuple(i.reads)) for i in plan.invariants]
     changed = repo.changed_paths(pre, m)
     res = MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],

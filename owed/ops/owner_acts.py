@@ -68,6 +68,10 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
                               f"{','.join(map(str, stale)) or '<seq>'}")
             key = keys.pop()
         binding = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
+        if binding and not accept_risk:  # such a waiver would be recorded and change nothing
+            listed = ",".join(map(str, binding))
+            raise Refused(f"{node_id} {obligation} is blocked by {', '.join(f'#{s}' for s in binding)}: a waiver "
+                          f"counts only if it accepts the risk of those blocks: --accept-risk {listed}")
         for s in accept_risk:
             if s not in binding:
                 listed = ", ".join(f"#{b}" for b in binding) or "none"

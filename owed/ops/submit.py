@@ -17,6 +17,11 @@ from owed.ops.context import Context
 
 
 def _mib(n: int) -> str:
+    """A size a reader can compare with a limit: bytes, KiB or MiB (never `0.0 MiB` for a small file)."""
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1048576:
+        return f"{n / 1024:.1f} KiB"
     return f"{n / 1048576:.1f} MiB"
 
 

@@ -36,6 +36,8 @@ MAX_INT = 2**53 - 1  # integers stay exact in the original's JSON (JavaScript nu
 
 
 def _meta(description: str, *, pattern: str | None = None, rule: str | None = None, **kw) -> Meta:
+    if not {"ge", "le", "gt", "lt"} & kw.keys():  # a string: bounded, as git and the shell need it
+        kw.setdefault("max_length", names.MAX_TEXT)
     return Meta(pattern=pattern, description=description, extra={"owed": rule} if rule else None, **kw)
 
 
@@ -49,7 +51,7 @@ CheckId = Annotated[str, _meta("an id (letters, digits, '.', '_', ':', '-'; star
 EvidenceId = Annotated[str, _meta("an id (letters, digits, '.', '_', '-'; starting with a letter or digit)", pattern=names.EVIDENCE_ID)]
 AgentName = Annotated[str, _meta("an agent name (letters, digits, '.', '_', '-')", pattern=names.AGENT_NAME)]
 EnvName = Annotated[str, _meta("a variable name matching ^[A-Za-z_][A-Za-z0-9_]*$", pattern=names.ENV_NAME, rule="env_name")]
-Branch = Annotated[str, _meta("a branch name", min_length=1, rule="branch")]
+Branch = Annotated[str, _meta("a branch name", min_length=1, max_length=names.MAX_REF_BYTES, rule="branch")]
 Regex = Annotated[str, _meta("a regular expression", min_length=1, rule="regex")]
 Mib = Annotated[str, _meta("a positive number of MiB", pattern=names.DECIMAL, rule="mib")]
 Pos = Annotated[int, _meta("a positive integer", ge=1, le=MAX_INT)]
@@ -186,7 +188,7 @@ Wrap = Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _met
 
 
 class Exec(Spec, kw_only=True):
-    env: dict[EnvName, str] = {}
+    env: dict[EnvName, Annotated[str, _meta("a string")]] = {}
     wrap: Wrap | None = None
     wrap_grace_s: NonNeg = 30
 

@@ -28,6 +28,14 @@ DECIMAL = r"^[0-9]+(\.[0-9]+)?\Z"
 
 RESERVED_ENV = ("CI", "OWED", "OWED_TREE")
 
+# Bounds on what a plan hands to git and to a shell. One argument or environment string may hold at most
+# 131072 bytes (Linux MAX_ARG_STRLEN): 32768 characters stay below it even at 4 UTF-8 bytes each. A ref is
+# a path under .git/refs: at most 255 bytes, no component longer than a file name may be. Ids end up in
+# branch, directory and file names.
+MAX_TEXT = 32768
+MAX_REF_BYTES = 255
+MAX_ID = 100
+
 _CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029]")
 _REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 
@@ -39,6 +47,8 @@ def control_problems(value: str) -> list[str]:
 def node_id_problems(value: str) -> list[str]:
     """Node ids end up in branch names and directory names; refuse what git would refuse there."""
     problems = []
+    if len(value) > MAX_ID:
+        problems.append(f"must be at most {MAX_ID} characters (it is {len(value)})")
     if ".." in value:
         problems.append('must not contain ".."')
     if value.endswith(".lock") or value.endswith("."):
@@ -50,6 +60,9 @@ def branch_problems(name: str) -> list[str]:
     """The `git check-ref-format --branch` rules, checked without running git."""
     if not name:
         return ["must not be empty"]
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > MAX_REF_BYTES:
+        return [f"must be at most {MAX_REF_BYTES} bytes as a git ref (it is {size})"]
     problems: list[str] = []
     if _REF_FORBIDDEN.search(name):
         problems.append("must not contain spaces, control characters or any of ~ ^ : ? * [ \\")
@@ -105,6 +118,8 @@ def template_problems(template: str) -> list[str]:
     followed, and each after it preceded, by a literal character its value can never contain.
     """
     problems = control_problems(template)
+    if len(template.encode()) > MAX_REF_BYTES - MAX_ID - 40:  # room for a node id, a type and an attempt
+        problems.append(f"must be at most {MAX_REF_BYTES - MAX_ID - 40} bytes, so every slot branch fits a git ref")
     tokens, brace = _tokens(template)
     problems += brace
     names = [text for kind, text in tokens if kind == "var"]

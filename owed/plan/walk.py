@@ -26,6 +26,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from owed.plan.model import empty_instance
+from owed.plan.names import MAX_TEXT
 
 Rule = tuple[tuple[str, ...], Callable[[Any, "Walker"], Iterable[tuple[str, str]]]]
 
@@ -229,6 +230,10 @@ class Walker:
     def _str(self, v: str, t: mi.StrType, path: str, desc: str) -> Any:
         if "\x00" in v:
             self.problem(path, "must not contain NUL characters")
+            return BAD
+        limit = t.max_length if t.max_length is not None else MAX_TEXT
+        if len(v) > limit:  # before the pattern: a huge value is refused for its size, cheaply
+            self.problem(path, f"must be at most {limit} characters (it is {len(v)})")
             return BAD
         if (t.min_length and len(v) < t.min_length) or (t.pattern and not re.search(t.pattern, v)):
             return self._mismatch_desc(v, desc, path)

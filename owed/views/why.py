@@ -71,7 +71,7 @@ def superseded_blocks(state, plan, rec, plans) -> list[dict]:
             continue
         by = next((p.seq for p in state.plans if p.seq > b.seq and superseded(b, plans(p.sha))), None)
         out.append({"seq": b.seq, "obligation": b.obligation, "plan": by, "reason": reason,
-                    "check": b.obligation.split(":", 1)[1]})
+                    "check": b.obligation.partition(":")[2] or b.obligation})
     return out
 
 
@@ -185,7 +185,14 @@ def render(v: dict) -> str:
                 line += (f", strength {c['passed']}/{c['tests']}" if r["obligation"].startswith("strength:")
                          else f", {c['passed']}/{c['tests']} tests")
             line += f", {o['durationMs']} ms" + (f", log {o['log'][:12]}" if o.get("log") else "") + ")"
-        if r.get("reviewers"):
+        if r["status"] == "blocked":
+            blockers = {b["seq"]: b["by"] for b in v["blocks"]}
+            by = sorted({blockers[s] for s in r.get("blocks", ()) if s in blockers})
+            if by:
+                line += f" by {', '.join(by)} ({', '.join(f'#{s}' for s in r['blocks'])})"
+            if r.get("reviewers"):
+                line += f"; ok by {', '.join(r['reviewers'])}"
+        elif r.get("reviewers"):
             line += f" by {', '.join(r['reviewers'])}"
         if r.get("waiver"):
             w = r["waiver"]
@@ -213,7 +220,7 @@ def render(v: dict) -> str:
                 for b in v["cleared"]]
     if v.get("superseded"):
         out.append("Superseded blocks (no longer bind; no rerun, no waiver):")
-        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} (check {b['check']} {b['reason']})"
+        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} ({'writes' if b['obligation'] == 'writes' else 'check ' + b['check']} {b['reason']})"
                 for b in v["superseded"]]
     if v["untested"]:
         shown = v["untested"][:20]

@@ -1,0 +1,105 @@
+"""The merge intent: a merge is recorded and trunk moved, or neither.
+
+`owed merge` moves `refs/heads/<trunk>` (update-ref, or a fast-forward of a checked-out trunk whose
+post-merge hook may run for seconds) and then appends the `merge` entry, both under the ledger lock. A
+kill between the two would leave trunk moved and no entry. So, still under the lock and before the ref
+moves, `record()` writes the intent — the merge entry's draft (candidate, prior, M, guard keys) — to
+`<ledger dir>/merge-intent.json`, fsynced; `clear()` removes it once the entry is on disk.
+
+`recover()` runs when a command loads its context and finds an intent (one `stat` otherwise). Under the
+ledger lock it looks at the fresh state and the trunk ref:
+- the entry is already recorded (the kill came after the append): the intent is dropped;
+- trunk is at M, the entry missing: the draft is appended now (the reducer re-checks the guard as on
+  any append) — the merge completes; if the guard no longer holds, trunk is moved back to prior (CAS);
+- trunk is still at prior: the ref never moved — the merge is rolled back by dropping the intent;
+- trunk is anywhere else: someone moved it; the intent is dropped and the usual drift check reports it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from owed import entries as E
+from owed.errors import Refused
+
+NAME = "merge-intent.json"
+_enc = msgspec.json.Encoder(order="sorted")
+
+
+def path(ledger) -> Path:
+    return Path(ledger.root) / NAME
+
+
+def record(ledger, draft: E.Merge, trunk: str) -> None:
+    """Write the intent durably (temp + fsync + rename + directory fsync) before the ref moves."""
+    from owed.ledger.head import fsync_dir
+
+    target = path(ledger)
+    tmp = target.with_name(f".{NAME}.{os.getpid()}")
+    doc = {"trunk": trunk, "draft": msgspec.json.decode(_enc.encode(draft))}
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, _enc.encode(doc))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    fsync_dir(target.parent)
+
+
+def clear(ledger) -> None:
+    path(ledger).unlink(missing_ok=True)
+
+
+def pending(ledger) -> bool:
+    return path(ledger).exists()
+
+
+def _read(ledger) -> tuple[str, E.Merge] | None:
+    try:
+        doc = msgspec.json.decode(path(ledger).read_bytes())
+        draft = msgspec.convert(doc["draft"], E.Merge)
+        return str(doc["trunk"]), draft
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError):
+        return None
+
+
+def _recorded(state, draft: E.Merge) -> bool:
+    rec = state.nodes.get(draft.node)
+    return state.trunk_commit == draft.commit or (rec is not None and rec.merged is not None)
+
+
+def recover(ledger, repo) -> str | None:
+    """Complete or roll back a torn merge; returns what was done (None: nothing pending)."""
+    if not pending(ledger):
+        return None
+    found = _read(ledger)
+    if found is None:  # a torn intent file: the ref moves only after it was fsynced, so nothing moved
+        clear(ledger)
+        return "dropped an unreadable merge intent"
+    trunk, draft = found
+    outcome: list[str] = []
+
+    def make(state):
+        outcome.clear()
+        if state.seq < 0 or _recorded(state, draft):
+            outcome.append("already recorded")
+            return []
+        ref = repo.branch_oid(trunk)
+        if ref == draft.commit and state.trunk_commit == draft.prior:
+            outcome.append(f"completed the interrupted merge of {draft.node}")
+            return [draft]
+        outcome.append("rolled back" if ref == draft.prior else "dropped (trunk moved elsewhere)")
+        return []
+
+    try:
+        ledger.append(make)
+    except Refused:
+        # The guard no longer admits the recorded draft: undo the ref move instead (CAS from M).
+        repo.update_ref_cas(f"refs/heads/{trunk}", draft.prior, draft.commit, f"owed: roll back torn merge {draft.node}")
+        outcome[:] = [f"rolled back the interrupted merge of {draft.node}"]
+    clear(ledger)
+    return outcome[0] if outcome else None
