@@ -20,7 +20,6 @@ integer sizes `size > floor(x)` is the same test as `size > x`).
 (('a',), None, 4, 'owed/{node}/{attempt}')
 """
 
-from __future__ import annotations
 
 import weakref
 from decimal import Decimal
