@@ -186,6 +186,8 @@ Wrap = Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _met
 
 class Exec(Spec, kw_only=True):
     env: dict[EnvName, str] = {}
+    # How plan and agent shell commands run: login = `bash -lc` (the seed), plain = `bash -c` (no profile).
+    shell: Literal["login", "plain"] = "login"
     wrap: Wrap | None = None
     wrap_grace_s: NonNeg = 30
 
