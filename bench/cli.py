@@ -35,8 +35,9 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@owed.invalid",
 
 
 def plan(nodes: int, shell: str) -> str:
-    out = ["version: 1", "trunk: main", "closure: [plan.yaml]", "invariants: []", f"exec: {{shell: {shell}}}",
-           "nodes:"]
+    out = ["version: 1", "trunk: main", "closure: [plan.yaml]", "invariants: []"]
+    out += [f"exec: {{shell: {shell}}}"] if shell != "login" else []  # login: the default (and an older owed)
+    out.append("nodes:")
     for i in range(nodes):
         out += [f"  - id: n{i}", f"    writes: [f{i}.txt]", "    checks:",
                 f"      - {{id: present, run: 'test -f f{i}.txt', timeout_s: 30, reads: [f{i}.txt]}}"]
