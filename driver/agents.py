@@ -63,13 +63,15 @@ class Pool:
     # --- start ---------------------------------------------------------------------------------------------
 
     def start(self, rid: str, generation: int, *, command: str, cwd: str, env: dict[str, str], task_text: str,
-              timeout_s: int | None, kind: str, wrap: Sequence[str] | str | None = None) -> None:
+              timeout_s: int | None, kind: str, wrap: Sequence[str] | str | None = None,
+              shell: str = "login") -> None:
         """Start generation `generation` of run `rid` unless it is already live, has started once, or is sealed.
 
         The agent runs `command` (a shell string) in `cwd` with `env` plus OWED_TASK_FILE (task.md holding
         `task_text`), OWED_RUN_ID, OWED_KIND and OWED_GENERATION; `timeout_s=None` means no limit. `wrap` (the
         plan's `drive.agents.<name>.wrap`) is an argv prefix or a {cwd}/{timeout}/{cmd} template, as exec.wrap;
-        a template gets the pool's grace, not exec.wrap_grace_s.
+        a template gets the pool's grace, not exec.wrap_grace_s. `shell` is the plan's exec.shell (login:
+        `bash -lc`, plain: `bash -c`).
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -77,10 +79,10 @@ class Pool:
             raise ValueError("generation must be a positive integer")
         if not isinstance(command, str) or not command.strip():
             raise ValueError("command must be a non-empty shell command string")
-        if wrap is not None:
+        if wrap is not None or shell != "login":
             from runner import RunSpec
 
-            RunSpec(command, cwd, wrap=wrap)  # a bad wrapper is a ValueError here, not a sealed run later
+            RunSpec(command, cwd, wrap=wrap, shell=shell)  # a bad wrapper is a ValueError here, not a sealed run
         self._reap()
         gen = self.gen_dir(rid, generation)
         if self._settled(gen):
@@ -99,7 +101,8 @@ class Pool:
                   "OWED_GENERATION": str(generation)}
         write_json(gen / SPEC, {"rid": rid, "generation": generation, "kind": kind, "command": command,
                                 "cwd": str(cwd), "env": extras, "timeout_s": timeout_s, "grace_s": self.grace_s,
-                                **({"wrap": wrap if isinstance(wrap, str) else list(wrap)} if wrap else {})})
+                                **({"wrap": wrap if isinstance(wrap, str) else list(wrap)} if wrap else {}),
+                                **({"shell": shell} if shell != "login" else {})})
         os.close(os.open(gen / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
         shim_env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
         with open(gen / LOG, "ab") as log:

@@ -169,7 +169,8 @@ class Driver:
                **extra_env}
         cwd = slot.worktree if role == "writer" else self.root
         self.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
-                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap)
+                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
+                        shell=plan.exec_config.shell)
 
     def perform(self, act, state, plan) -> str:
         """Blocking: perform one non-background action; returns a one-line outcome."""

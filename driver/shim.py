@@ -115,7 +115,8 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
         return _stopped("stopped before the agent started", t0)
     grace = float(spec.get("grace_s", 2.0))
     run = RunSpec(spec["command"], spec["cwd"], env=spec.get("env") or {}, timeout_s=spec.get("timeout_s"),
-                  grace_s=grace, tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace)
+                  grace_s=grace, tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace,
+                  shell=spec.get("shell", "login"))
     out = None
     try:
         try:

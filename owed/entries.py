@@ -14,7 +14,6 @@ canonical bytes; an entry written by a newer owed fails to decode and the store 
 acyclic and immutable, and this halves replay time (docs/dependency-notes.md §4).
 """
 
-from __future__ import annotations
 
 from typing import Union
 

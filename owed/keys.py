@@ -46,6 +46,10 @@ def exec_part(plan) -> dict | None:
     if getattr(ex, "wrap", None):
         w = ex.wrap
         out["wrap"] = list(w) if not isinstance(w, str) else w
+    if getattr(ex, "shell", "login") != "login":
+        # The default (the seed's bash -lc) stays out of the key, so keys recorded before exec.shell existed
+        # still match; any other shell is a different measurement.
+        out["shell"] = ex.shell
     return out or None
 
 

@@ -18,7 +18,6 @@ place while folding (copying on every entry would make a 100k replay quadratic).
 a State as a read-only value.
 """
 
-from __future__ import annotations
 
 import msgspec
 

@@ -7,7 +7,8 @@ Map:
 - `Outcome`        frozen result; `ok`, `text`, `snapshot_lines()`.
 - `ProcRow`        one row of the pre-kill process snapshot; `format_rows` renders rows for logs.
 - `build_env`      caller env minus NODE_TEST_CONTEXT and DSA_* (but DSA_HOME), plus extras, plus CI/OWED/OWED_TREE.
-- `build_argv`     `bash -lc <cmd>` or an argv, behind an argv-prefix wrapper or inside a string template.
+- `build_argv`     `bash -lc <cmd>` (`bash -c` with shell="plain") or an argv, behind an argv-prefix wrapper
+                   or inside a string template.
 - `validate_template`, `render_template`, `quote_word`: the `{cwd}`/`{timeout}`/`{cmd}` template language.
 
 Nothing here touches a process, a file or the clock; everything is a value in, a value out.
@@ -30,6 +31,10 @@ from dataclasses import dataclass, field
 
 DEFAULT_TAIL_BYTES = 256 * 1024
 PLACEHOLDERS = ("cwd", "timeout", "cmd")
+# How a shell-string command runs: "login" is the seed's `bash -lc` (the login profile is read first),
+# "plain" is `bash -c` (no profile: milliseconds instead of the profile's start-up). The environment rules
+# (build_env) are the same for both.
+SHELL_FLAGS = {"login": "-lc", "plain": "-c"}
 # `${name}` is shell parameter expansion, not ours, so a `$` right before the brace opts out.
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -42,7 +47,8 @@ class RunSpec:
     `wrap_grace_s` between SIGTERM and SIGKILL, everything else `grace_s`. `timeout_s=None` means no limit.
     `env` extras are used verbatim; `base_env` replaces os.environ as the starting environment.
     `on_timeout` is a shell command run once at the timeout, before the kill, under the same cwd, env and wrap,
-    limited to `hook_timeout_s`.
+    limited to `hook_timeout_s`. `shell` is "login" (`bash -lc`) or "plain" (`bash -c`) for string commands,
+    the on_timeout hook and template wrappers alike.
     """
 
     command: str | Sequence[str]
@@ -56,6 +62,7 @@ class RunSpec:
     wrap_grace_s: float = 30.0
     base_env: Mapping[str, str] | None = None
     hook_timeout_s: float = 30.0
+    shell: str = "login"
 
     def __post_init__(self) -> None:
         problems = spec_problems(self)
@@ -183,14 +190,17 @@ def build_argv(spec: RunSpec, command: str | Sequence[str] | None = None) -> lis
     ['flock', '/tmp/qa.lock', 'bash', '-lc', 'make test']
     >>> build_argv(RunSpec(["pytest", "-q"], cwd="/t", timeout_s=60, wrap="ssh ci {cwd} {timeout} {cmd}"))
     ['bash', '-lc', "ssh ci '/t' '60' 'pytest -q'"]
+    >>> build_argv(RunSpec("make test", cwd="/t", shell="plain"))
+    ['bash', '-c', 'make test']
     """
     command = spec.command if command is None else command
+    flag = SHELL_FLAGS[spec.shell]
     if isinstance(spec.wrap, str):
         # The template's {cmd} is one shell word, so an argv command is joined the way a shell would read it.
         cmd = command if isinstance(command, str) else shlex.join(command)
         cwd = os.path.abspath(os.fspath(spec.cwd))
-        return ["bash", "-lc", render_template(spec.wrap, cwd=cwd, timeout_s=spec.timeout_s, cmd=cmd)]
-    inner = ["bash", "-lc", command] if isinstance(command, str) else list(command)
+        return ["bash", flag, render_template(spec.wrap, cwd=cwd, timeout_s=spec.timeout_s, cmd=cmd)]
+    inner = ["bash", flag, command] if isinstance(command, str) else list(command)
     return [*(spec.wrap or ()), *inner]
 
 
@@ -275,6 +285,8 @@ def spec_problems(spec: RunSpec) -> list[str]:
             problems.append("command contains a NUL byte")
     elif not cmd or not all(isinstance(a, str) for a in cmd):
         problems.append("an argv command must be a non-empty list of strings")
+    if spec.shell not in SHELL_FLAGS:
+        problems.append(f"shell must be one of {', '.join(SHELL_FLAGS)}, not {spec.shell!r}")
     wrap = spec.wrap
     if isinstance(wrap, str):
         problems += [f"wrap: {p}" for p in validate_template(wrap)]

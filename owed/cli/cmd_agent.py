@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import typer
+from owed.cli import decl as typer
 
 from owed.cli.app import app
 

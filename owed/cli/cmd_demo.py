@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import typer
+from owed.cli import decl as typer
 
 from owed.cli.app import app
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-import typer
+from owed.cli import decl as typer
 
 from owed.cli.app import app
 

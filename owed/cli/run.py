@@ -1,4 +1,4 @@
-"""Run the typer app with our own error handling: one line, the documented exit code.
+"""Run a command with our own error handling: one line, the documented exit code.
 
 The last line of defence: whatever escapes a command becomes one stderr line and exit 3 (internal),
 never a traceback (`OWED_DEBUG=1` re-raises). An output failure (`OutputFailed`, raised by the guarded
@@ -49,11 +49,40 @@ def _click_names():
 
 
 def run(args: list[str], json_mode: bool) -> int:
+    """The fast path first (owed.cli.fast: static help, the command called without typer); whatever it
+    does not answer goes to the lazy typer group (owed.cli.lazy), which also makes every usage error."""
+    try:
+        from owed.cli.fast import SLOW, invoke
+
+        rv = invoke(args)
+    except OutputFailed:
+        raise
+    except OwedError as e:
+        return _owed_error(e, json_mode)
+    except KeyboardInterrupt:
+        return _fail(_interrupted(), "interrupted", EXIT_SIGINT, json_mode)
+    except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
+        if os.environ.get("OWED_DEBUG"):
+            raise
+        return _internal(e, json_mode)
+    if rv is not SLOW:
+        return rv if isinstance(rv, int) else 0
+    return _run_typer(args, json_mode)
+
+
+def _owed_error(e: OwedError, json_mode: bool) -> int:
+    from owed.cli.output import emit_error
+
+    emit_error(e.message, e.code, json_mode, e.details, hint=e.hint)
+    return e.exit_code
+
+
+def _run_typer(args: list[str], json_mode: bool) -> int:
     try:
         cx, abort, exit_ = _click_names()
-        from owed.cli.app import command
+        from owed.cli.lazy import root
 
-        cmd = command()
+        cmd = root()
     except Exception as e:  # noqa: BLE001 - even a broken import is one line
         if os.environ.get("OWED_DEBUG"):
             raise
@@ -71,10 +100,7 @@ def run(args: list[str], json_mode: bool) -> int:
     except cx.ClickException as e:
         return _fail(e.format_message(), "usage", EXIT_USAGE, json_mode)
     except OwedError as e:
-        from owed.cli.output import emit_error
-
-        emit_error(e.message, e.code, json_mode, e.details, hint=e.hint)
-        return e.exit_code
+        return _owed_error(e, json_mode)
     except KeyboardInterrupt:
         return _fail(_interrupted(), "interrupted", EXIT_SIGINT, json_mode)
     except abort:

@@ -15,13 +15,12 @@ import fcntl
 import json
 import os
 import shutil
-import socket
 import time
 from pathlib import Path
 
 from owed.errors import Busy
 
-HOST = socket.gethostname()
+HOST = os.uname().nodename  # what socket.gethostname() returns, without importing socket (issue 15)
 
 
 def _now_iso() -> str:

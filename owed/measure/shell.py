@@ -1,7 +1,8 @@
 """EDGE: run a plan command (setup, check, red, invariant) in a materialized tree through runner/.
 
 Every process owed starts in a tree gets the plan's execution environment: `exec.env` (verbatim) and
-`exec.wrap` (argv prefix or `{cwd}/{timeout}/{cmd}` template, with `wrap_grace_s`), then
+`exec.wrap` (argv prefix or `{cwd}/{timeout}/{cmd}` template, with `wrap_grace_s`), `exec.shell` (login:
+`bash -lc`, plain: `bash -c`), then
 `CI=1 OWED=1 OWED_TREE=<tree>` (runner/spec.py builds the environment and the argv).
 """
 
@@ -17,7 +18,7 @@ def spec_for(plan, command: str, tree: str | os.PathLike, timeout_s: float | Non
     ex = plan.exec_config
     return RunSpec(
         command=command, cwd=os.fspath(tree), env=dict(ex.env) or None, timeout_s=timeout_s, grace_s=grace_s,
-        on_timeout=on_timeout, wrap=ex.wrap, wrap_grace_s=float(ex.wrap_grace_s),
+        on_timeout=on_timeout, wrap=ex.wrap, wrap_grace_s=float(ex.wrap_grace_s), shell=ex.shell,
     )
 
 

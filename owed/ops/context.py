@@ -43,6 +43,13 @@ class Context:
         plan = ledger.plan(state.plan.sha) if state.plan else None
         return cls(cwd=cwd, repo=repo, ledger=ledger, state=state, plan=plan)
 
+    def fresh(self) -> Context:
+        """A new Context on the same repository and ledger, with the state and plan read again (no second
+        repository discovery: its git call is already answered)."""
+        state = self.ledger.state()
+        plan = self.ledger.plan(state.plan.sha) if state.plan else None
+        return type(self)(cwd=self.cwd, repo=self.repo, ledger=self.ledger, state=state, plan=plan)
+
     def reload(self) -> Context:
         self.state = self.ledger.state()
         self.plan = self.ledger.plan(self.state.plan.sha)

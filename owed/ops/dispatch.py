@@ -166,7 +166,7 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
     ready(ctx)  # refuse early, without waiting for the lock
     with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
         # Again under the lock: a dispatch that held it meanwhile may have opened an overlapping slot.
-        ctx = Context.load(cwd)
+        ctx = ctx.fresh()
         node, overlaps = ready(ctx)
         repo, plan = ctx.repo, ctx.plan
         rec = ctx.state.nodes.get(node_id)

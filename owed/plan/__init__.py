@@ -13,8 +13,21 @@
 Path patterns themselves live in `owed.globs`.
 """
 
-from owed.plan.load import PlanError, parse_plan, plan_blob, plan_from_blob, plan_sha, read_plan_file
-from owed.plan.model import Check, Invariant, Node, Plan
+# Lazy (PEP 562): importing a submodule (`owed.plan.model` on every read path) must not import the parser,
+# its validators and msgspec.inspect (issue 15: the read paths' import budget).
+_LAZY = {
+    "PlanError": "load", "parse_plan": "load", "plan_blob": "load", "plan_from_blob": "load", "plan_sha": "load",
+    "read_plan_file": "load", "Check": "model", "Invariant": "model", "Node": "model", "Plan": "model",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"owed.plan.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'owed.plan' has no attribute {name!r}")
+
 
 __all__ = [
     "Check",

@@ -216,7 +216,7 @@ def changed_nodes(old: Plan, new: Plan) -> dict[str, set[str]]:
 
 
 def exec_for_keys(plan: Plan) -> dict | None:
-    """`{env?, wrap?}` with only non-empty parts, or None: what measurement keys include."""
+    """`{env?, wrap?, shell?}` with only non-default parts, or None: what measurement keys include."""
     if plan.exec is None:
         return None
     out: dict[str, Any] = {}
@@ -224,6 +224,8 @@ def exec_for_keys(plan: Plan) -> dict | None:
         out["env"] = dict(plan.exec.env)
     if plan.exec.wrap is not None:
         out["wrap"] = plan.exec.wrap if isinstance(plan.exec.wrap, str) else list(plan.exec.wrap)
+    if plan.exec.shell != "login":
+        out["shell"] = plan.exec.shell
     return out or None
 
 

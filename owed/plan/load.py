@@ -17,13 +17,11 @@ Keys repeated in one mapping are reported as problems.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import msgspec.inspect as mi
-import yaml
 
 from owed.canon import canonical_unchecked, sha256_hex
 from owed.errors import IntegrityError, UsageError, VersionError
@@ -48,64 +46,13 @@ class PlanError(UsageError):
         self.problems = list(problems)
 
 
-# --- YAML 1.2 core schema on libyaml ------------------------------------------------------
-
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_Base):
-    pass
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _rx, _first in (
-    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    (
-        "float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_rx), list(_first))
-
-
-def _construct_int(loader: Any, node: Any) -> int:
-    text = loader.construct_scalar(node)
-    sign = -1 if text.startswith("-") else 1
-    body = text.lstrip("+-")
-    if body.startswith("0o"):
-        return sign * int(body[2:], 8)
-    if body.startswith("0x"):
-        return sign * int(body[2:], 16)
-    return sign * int(body, 10)
-
-
-def _construct_map(loader: Any, node: Any):
-    data = DupMapping()
-    yield data
-    if not isinstance(node, yaml.MappingNode):
-        raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=False)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(None, None, "found an unhashable key", key_node.start_mark)
-        value = loader.construct_object(value_node, deep=False)
-        if key in data:
-            data.dups.append(key)
-        data[key] = value
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-
-
 def _yaml(text: str) -> Any:
+    import yaml  # only when a YAML plan is parsed: the read paths never need it (issue 15)
+
+    from owed.plan.yamlcore import Loader
+
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader subclass
+        return yaml.load(text, Loader=Loader)  # noqa: S506 - a safe loader subclass
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

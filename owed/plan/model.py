@@ -20,7 +20,6 @@ integer sizes `size > floor(x)` is the same test as `size > x`).
 (('a',), None, 4, 'owed/{node}/{attempt}')
 """
 
-from __future__ import annotations
 
 import weakref
 from decimal import Decimal
@@ -189,6 +188,8 @@ Wrap = Annotated[tuple[NonEmpty, ...], Meta(min_length=1)] | Annotated[str, _met
 
 class Exec(Spec, kw_only=True):
     env: dict[EnvName, Annotated[str, _meta("a string")]] = {}
+    # How plan and agent shell commands run: login = `bash -lc` (the seed), plain = `bash -c` (no profile).
+    shell: Literal["login", "plain"] = "login"
     wrap: Wrap | None = None
     wrap_grace_s: NonNeg = 30
 

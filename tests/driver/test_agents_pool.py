@@ -108,3 +108,14 @@ def test_an_agent_that_cannot_start_is_sealed_as_could_not_run(pool, tmp_path):
     assert "could not start" in v.error
     doc = json.loads((pool.gen_dir(RID, 1) / "exit.json").read_text())
     assert doc["could_not_run"] is True and doc["stopped"] is False
+
+
+def test_the_agent_runs_in_the_plans_shell(pool, tmp_path):
+    # exec.shell reaches the agent: plain is `bash -c` (no login shell), login (the default) `bash -lc`.
+    probe = "shopt -q login_shell && echo login || echo plain"
+    for gen, shell in ((1, "plain"), (2, "login")):
+        start(pool, RID, probe, tmp_path, generation=gen, kind="run" if gen == 1 else "follow-up", shell=shell)
+        v = wait_state(pool, RID, "sealed", "lost")
+        assert v.generation == gen and v.output_tail.strip() == shell, v
+    spec = read_json(pool.gen_dir(RID, 1) / "spec.json")
+    assert spec["shell"] == "plain" and "shell" not in read_json(pool.gen_dir(RID, 2) / "spec.json")

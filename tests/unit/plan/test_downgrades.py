@@ -73,6 +73,7 @@ DOWNGRADES = [
     ("closure", lambda d: d["closure"].pop(), ("*", "closure changed")),
     ("exec env", lambda d: d["exec"]["env"].update(X="1"), ("*", "exec changed; cannot prove obligations were not reduced")),
     ("exec wrap", lambda d: d["exec"].update(wrap=["true"]), ("*", "exec changed; cannot prove obligations were not reduced")),
+    ("exec shell plain", lambda d: d["exec"].update(shell="plain"), ("*", "exec changed; cannot prove obligations were not reduced")),
     ("allow rule changed", lambda d: d["allow"][0].update(review_count=0), ("trunk", "allow changed")),
     ("allow rule added", lambda d: d["allow"].append({"writes": ["x/"]}), ("trunk", "allow changed")),
 ]
@@ -110,6 +111,7 @@ NOT_DOWNGRADES = [
     ("sweep", lambda d: d.pop("sweep")),
     ("on_timeout", lambda d: d["invariants"][0].pop("on_timeout")),
     ("wrap_grace_s", lambda d: d["exec"].update(wrap_grace_s=99)),
+    ("exec shell login spelled out", lambda d: d["exec"].update(shell="login")),
     ("allow rule deleted", lambda d: d["allow"].pop(0)),
     ("invariant added", lambda d: d["invariants"].append({"id": "new", "run": "x"})),
 ]
@@ -216,3 +218,12 @@ def test_template_changes_and_min_ok_lowered_are_downgrades():
     assert [d.what for d in downgrades(old, plan("      min_ok: 5\n      report: other.xml\n"))] == [
         "check t definition changed (report)"]
     assert downgrades(old, plan("      min_ok: 9\n")) == []
+
+
+def test_exec_shell_back_to_login_is_a_downgrade_too():
+    plain = copy.deepcopy(BASE)
+    plain["exec"]["shell"] = "plain"
+    old = parse_plan(yaml.safe_dump(plain))
+    new = parse_plan(yaml.safe_dump(BASE))
+    assert plan_wide_changes(old, new) == {"exec"}
+    assert exec_for_keys(old)["shell"] == "plain" and "shell" not in (exec_for_keys(new) or {})

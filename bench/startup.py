@@ -1,0 +1,121 @@
+"""Start-up figures of the installed CLI (issue 15), one JSON line each, beside `python -c pass` in the same run.
+
+owed is installed the way a user installs it: a fresh venv, `pip install .` (not editable), bytecode
+compiled. Its dependencies come from the project's .venv through a .pth line, so no index is needed.
+Every figure is the median of N fresh processes; the commands are interleaved round-robin so drift on
+this noisy machine hits all of them alike. `ratio` is median / median of `python -c pass`.
+
+- baseline                 python -c pass (the installed venv's python)
+- version, help, cmd_help  owed --version, owed --help, owed status --help        (target <= 3x)
+- status, why, verify      on a 500-entry ledger in a real repository             (target <= 5x)
+- write_to_first_git       `owed dispatch`, process start to its first git exec   (target <= 4x)
+                           (a `sh` wrapper named git records the instant; its own ~1 ms is included)
+
+    python bench/startup.py [--runs 15] [--entries 500] [--python .venv/bin/python] [--editable]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def install(tmp: Path, python: str) -> Path:
+    """A venv with owed installed from this checkout (not editable) and the project's deps visible."""
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    site = subprocess.run([python, "-c", "import msgspec, os; print(os.path.dirname(os.path.dirname(msgspec.__file__)))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    mine = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(mine, "_owed_bench_deps.pth").write_text(site + "\n")
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "build"))
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    "--no-deps", str(src)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", mine], check=False, capture_output=True)
+    return venv / "bin"
+
+
+def git_wrapper(bindir: Path, stamp: Path) -> None:
+    real = shutil.which("git")
+    bindir.mkdir()
+    w = bindir / "git"
+    w.write_text(f'#!/bin/sh\n[ -s "{stamp}" ] || date +%s%N > "{stamp}"\nexec {real} "$@"\n')
+    w.chmod(0o755)
+
+
+def repo_with_ledger(tmp: Path, entries: int) -> tuple[Path, Path]:
+    from synth import build
+
+    work = tmp / "repo"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    ledger = build(tmp / "ledger", entries, max(10, entries // 10))
+    return work, ledger
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--entries", type=int, default=500)
+    ap.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"), help="where the deps are installed")
+    ap.add_argument("--editable", action="store_true", help="time the checkout's .venv instead of an install")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        bin_ = Path(a.python).parent if a.editable else install(tmp, a.python)
+        py, owed = str(bin_ / "python"), str(bin_ / "owed")
+        work, ledger = repo_with_ledger(tmp, a.entries)
+        env = dict(os.environ, OWED_DIR=str(ledger))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([owed, "verify"], env=env, cwd=work, capture_output=True)  # snapshot at head
+        cmds = {
+            "baseline": [py, "-c", "pass"],
+            "version": [owed, "--version"],
+            "help": [owed, "--help"],
+            "cmd_help": [owed, "status", "--help"],
+            "status": [owed, "status"],
+            "why": [owed, "why", "n1"],
+            "verify": [owed, "verify"],
+        }
+        walls: dict[str, list[float]] = {k: [] for k in cmds}
+        first_git: list[float] = []
+        stamp = tmp / "git.stamp"
+        git_wrapper(tmp / "gitbin", stamp)
+        wenv = dict(env, PATH=f"{tmp / 'gitbin'}{os.pathsep}{env['PATH']}")
+        for _ in range(a.runs):
+            for name, cmd in cmds.items():
+                t0 = time.perf_counter()
+                r = subprocess.run(cmd, env=env, cwd=work, capture_output=True)
+                walls[name].append(time.perf_counter() - t0)
+                if r.returncode != 0:
+                    raise SystemExit(f"{cmd} exited {r.returncode}: {r.stderr.decode()[-500:]}")
+            stamp.unlink(missing_ok=True)
+            t0 = time.time_ns()
+            subprocess.run([owed, "dispatch", "n999"], env=wenv, cwd=work, capture_output=True)
+            first_git.append((int(stamp.read_text()) - t0) / 1e9)
+        base = statistics.median(walls["baseline"])
+        for name, w in walls.items():
+            med = statistics.median(w)
+            print(json.dumps({"figure": name, "median_s": round(med, 4), "min_s": round(min(w), 4),
+                              "ratio": round(med / base, 2), "runs": a.runs, "entries": a.entries}))
+        med = statistics.median(first_git)
+        print(json.dumps({"figure": "write_to_first_git", "median_s": round(med, 4), "min_s": round(min(first_git), 4),
+                          "ratio": round(med / base, 2), "runs": a.runs}))
+
+
+if __name__ == "__main__":
+    main()

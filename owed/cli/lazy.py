@@ -1,0 +1,89 @@
+"""The typer side of the registry: a root group that builds only the invoked command (click's lazy group).
+
+Map:
+  root()            the click group of `owed`: --version, then commands built on first use
+  LazyGroup         list_commands from owed.cli.commands.COMMANDS; get_command imports that one module and
+                    turns its recorded declaration (owed.cli.decl) into a typer command
+  load(name)        the recorded Cmd or App for a command name (imports its module; every module when the
+                    table does not know the name)
+  all_commands()    every declared command in registry order, importing every module (tests, help_text)
+
+Only the slow path comes here: help that is not in the static text, argument shapes owed.cli.fast does not
+parse, and every usage error (so typer's messages and exit codes stay the contract).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from owed.cli import decl
+from owed.cli.commands import COMMANDS, modules
+
+
+def load(name: str) -> decl.Cmd | decl.App | None:
+    from owed.cli.app import app
+
+    module = COMMANDS.get(name)
+    if module is not None:
+        importlib.import_module(module)
+    found = app.find(name)
+    if found is None and module is None:
+        for m in modules():
+            importlib.import_module(m)
+        found = app.find(name)
+    return found
+
+
+def all_commands() -> list[str]:
+    from owed.cli.app import app
+
+    for m in modules():
+        importlib.import_module(m)
+    return app.names()
+
+
+_COMMAND_KW = {"add_completion": False, "rich_markup_mode": None, "pretty_exceptions_enable": False}
+
+
+def build(found: decl.Cmd | decl.App, call=None):
+    """The click command (or group) of one recorded declaration (`call`: see decl.to_typer)."""
+    import typer
+
+    if isinstance(found, decl.App):
+        return typer.main.get_group(decl.to_typer(found, call))
+    one = decl.App(**_COMMAND_KW)
+    one.commands.append(found)
+    return typer.main.get_command(decl.to_typer(one, call))
+
+
+def root():
+    import typer
+    from typer.core import TyperGroup
+
+    from owed import __version__
+    from owed.cli.app import HELP, app
+
+    class LazyGroup(TyperGroup):
+        def list_commands(self, ctx):
+            return list(dict.fromkeys([*COMMANDS, *app.names()]))
+
+        def get_command(self, ctx, name):
+            found = load(name)
+            return None if found is None else build(found)
+
+    def _version(value: bool) -> None:
+        if value:
+            typer.echo(f"owed {__version__}")
+            raise typer.Exit(0)
+
+    t = typer.Typer(cls=LazyGroup, **app.kw)
+
+    @t.callback()
+    def _root(
+        version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                     help="Print the version."),
+    ) -> None:
+        pass
+
+    _root.__doc__ = HELP
+    return typer.main.get_group(t)
