@@ -199,6 +199,7 @@ class Slurm(Daemons):
             "MinJobAge=2", "KillWait=2", "MailProg=/bin/true",
             f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN",
             f"PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:8",
+            f"PartitionName=held Nodes={host} MaxTime=INFINITE State=DOWN",  # takes jobs, never runs them
             ""]))
         self.spawn("slurmctld", [ctld, "-D", "-i"], env=self.env)
         self.spawn("slurmd", [slurmd, "-D", "-N", host], env=self.env)
