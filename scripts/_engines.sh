@@ -1,4 +1,4 @@
-# Sourced by scripts/test: install the Debian packages the remote-execution tests start for real
+# Sourced by scripts/test (after _graphviz.sh): install the Debian packages the remote-execution tests start for real
 # (slurm-wlm + munge for scripts/wrap/slurm, openssh-server + rsync for scripts/wrap/ssh) when missing.
 # Quiet and idempotent: a machine that has them runs no apt at all; apt-get update runs at most once.
 # Best effort: without root or apt (a developer laptop) nothing is installed and those tests skip with the
@@ -22,7 +22,10 @@ _owed_engines() {
   # policy-rc.d 101: the packages' postinst must not start services here; the tests start their own.
   local policy=/usr/sbin/policy-rc.d made_policy=
   if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy" && made_policy=1; fi
-  if ! { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+  # apt-get update once: not again when the package lists are fresh (scripts/_graphviz.sh may just have run it).
+  local fresh=
+  find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null | grep -q . && fresh=1
+  if ! { { [ -n "$fresh" ] || DEBIAN_FRONTEND=noninteractive apt-get update -qq; } &&
          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}"; } >"$log" 2>&1; then
     echo "scripts/test: installing ${want[*]} failed (the engine tests will skip); last lines:" >&2
     tail -n 5 "$log" >&2

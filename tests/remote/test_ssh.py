@@ -1,0 +1,54 @@
+"""exec.wrap through scripts/wrap/ssh against a real sshd on a loopback port (openssh-server, started here)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.conftest import git
+from tests.driver.test_drive_e2e import entries, make, owed
+from tests.remote.cases import could_not_run, measure_through_wrapper
+from tests.remote.conftest import WRAP
+from tests.remote.engines import free_port
+
+
+def test_checks_and_an_invariant_run_in_the_mirror(sshd, flow, mark):
+    # The mirror lives under ~/.cache/owed-remote on the far side and has no .git: a pass proves the copy ran.
+    here = 'case "$PWD" in */.cache/owed-remote/*) test ! -e .git ;; *) false ;; esac'
+    obs = measure_through_wrapper(flow, f"{WRAP}/ssh -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}",
+                                  here, mark)
+    assert obs["passes"]["exit"] == 0
+
+
+def test_a_transport_failure_could_not_run(sshd, flow):
+    dead = free_port()  # nothing listens there: ssh exits 255, the wrapper 127
+    o = could_not_run(flow, f"{WRAP}/ssh --shared -F {sshd.config} -p {dead} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}")
+    assert "ssh to owed-test failed (exit 255)" in o["note"]
+
+
+def test_a_failed_mirror_could_not_run(sshd, flow):
+    o = could_not_run(flow, f"{WRAP}/ssh -F {sshd.config} -p {free_port()} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}")
+    assert "mirroring" in o["note"] and "failed: could not run" in o["note"]
+
+
+def test_a_driver_run_whose_writer_runs_through_ssh_merges(sshd, tmp_path):
+    script = {"c": {"writer": [{"files": {"c.txt": "c\n"}, "commit": "c over ssh", "submit": True}]}}
+    # $SSH_CONNECTION is set only in a session sshd started: the writer refuses to work anywhere else.
+    agent = f'test -n "$SSH_CONNECTION" && {sys.executable} -m driver.scripted {tmp_path / "script.json"}'
+    repo = make(tmp_path, script=script, agent=agent, review=False, only=("c",))
+    wrap = f"{WRAP}/ssh --shared -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}"
+    plan = (repo / "plan.yaml").read_text()
+    plan = plan.replace("timeout_s: 60}", f"timeout_s: 60, wrap: {json.dumps(wrap)}}}", 1)
+    assert wrap in plan
+    (repo / "plan.yaml").write_text(plan)
+    git(repo, "commit", "-qam", "agents through ssh")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    status = json.loads(owed(repo, "status", "--json").stdout)
+    assert status["summary"]["merged"] == 1, status
+    assert (repo / "c.txt").read_text() == "c\n"
+    [launch] = [e for e in entries(repo) if e["kind"] == "launch"]
+    spec = json.loads((repo / ".git" / "owed" / "blobs" / launch["spec"]).read_text())
+    assert spec["wrap"] == wrap  # what the agent ran through is on record
+    assert owed(repo, "verify").returncode == 0
