@@ -9,3 +9,4 @@ from owed.cli import cmd_obligations  # noqa: F401
 from owed.cli import cmd_agent  # noqa: F401
 from owed.cli import cmd_demo  # noqa: F401
 from owed.cli import cmd_graph  # noqa: F401
+from owed.cli import cmd_sweep  # noqa: F401  sweep
