@@ -108,6 +108,11 @@ def test_sweep_finds_the_culprit_of_sixteen_merges_within_the_budget(tmp_path):
     assert f"Culprit: merge #{seq} (n11) fails and its first parent passes" in text
     assert f"  owed escape n11 --merge {seq} --class missing" in text and "runs (8 of at most 8 for 16 merges)" in text
     assert f.run("verify").returncode == 0
+    # brief lists the last 10 merges' Unguarded paths (no invariant reads anything here).
+    b = json.loads(f.run("brief", "--json", expect=0).stdout)
+    assert [u["node"] for u in b["unguarded"]] == [f"n{i:02d}" for i in range(7, 17)]
+    assert all(u["unguarded"] == ["f/**"] for u in b["unguarded"])
+    assert "Unguarded paths of the last 10 merges" in f.run("brief", expect=0).stdout
 
 
 def test_a_flaky_head_is_reported_without_a_search(tmp_path):
@@ -141,3 +146,20 @@ def test_sweep_refusals_and_busy_lease(tmp_path):
     assert [e["kind"] for e in g.ledger()] == ["genesis"]
     r = g.run("sweep", "--no-lease")
     assert r.returncode == 0, r.stderr
+
+
+def test_unguarded_paths_use_the_plan_in_force_at_each_merge():
+    from owed import entries as E
+    from owed.plan.load import parse_plan
+    from owed.state import PlanRef, State
+    from owed.views.report import unguarded_merges
+
+    old = parse_plan("trunk: main\ninvariants: [{id: u, run: 'true', reads: ['src/**']}]\n")
+    new = parse_plan("trunk: main\ninvariants: [{id: u, run: 'true', reads: ['src/**', 'docs/**']}]\n")
+    st = State(plans=[PlanRef(seq=0, sha="old", by="owner:cli"), PlanRef(seq=5, sha="new", by="owner:cli")])
+    merges = [E.Merge(seq=s, ts="", prev="", by="parent:cli", node=n, attempt=1, commit=c, prior="p" + c, tree="t")
+              for s, n, c in ((3, "a", "c1"), (7, "b", "c2"))]
+    changed = {("pc1", "c1"): ["src/x.py", "docs/a/b.md", "README.md"], ("pc2", "c2"): ["docs/a/b.md", "tools/t.sh"]}
+    rows = unguarded_merges(st, merges, lambda a, b: changed[(a, b)], {"old": old, "new": new}.get)
+    assert rows == [{"node": "a", "seq": 3, "plan": 0, "unguarded": ["README.md", "docs/a/**"]},
+                    {"node": "b", "seq": 7, "plan": 5, "unguarded": ["tools/**"]}]
