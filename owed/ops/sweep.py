@@ -103,12 +103,16 @@ def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool
         rows = [r for r in ctx.state.sweeps if r[1] == c and (r[2] == key) == same and r[3] != "aborted"]
         return rows[-1][3] if rows else None
 
+    from owed.interrupts import measuring
+
     lock = machine_lease(ctx.ledger) if lease else None
     if lock is not None:
         lock.acquire()
     try:
-        finding = search(head, merges, lambda c: latest(c, True), run,
-                         recorded_other=lambda c: latest(c, False) == "pass")
+        # SIGINT/SIGTERM (a preempting driver) stop the measured group at once; nothing is recorded.
+        with measuring():
+            finding = search(head, merges, lambda c: latest(c, True), run,
+                             recorded_other=lambda c: latest(c, False) == "pass")
     finally:
         if lock is not None:
             lock.release()
