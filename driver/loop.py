@@ -64,6 +64,10 @@ class Driver:
         from driver.agents import Pool
 
         self.pool = Pool(self.ctx.ledger.root / "drive" / "runs")
+        from driver.sweeps import IdleSweeps
+
+        self.sweeps = IdleSweeps(self)  # background sweeps when idle (stay mode)
+        self.seen = (None, None)  # the state and plan of the latest pass
         self.log = log
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
         self.inflight: dict[str, str] = {}
@@ -331,6 +335,9 @@ class Driver:
         from driver.policy import decide
 
         acts = decide(state, plan, runs, facts)
+        self.seen = (state, plan)
+        if any(a.kind != "notify" for a in acts):
+            await self.sweeps.preempt()  # ready work preempts an idle sweep and proceeds in this pass
         spent = time.perf_counter() - t0
         self._pass_times.append(spent)
         self.stats["passes"] += 1
@@ -410,6 +417,7 @@ class Driver:
                     if not busy:
                         if not self.stay:
                             return Outcome(0, "idle")
+                        await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps
                         self.emit({"event": "idle-wait"}, "idle: waiting for the ledger to change",
                                   dedupe="idle")
                         await self._wait_change(idle=True)

@@ -5,7 +5,7 @@
 
 Map (implementation in owed/gitops/, one module per concern):
   Repo                 discovery (.toplevel .git_dir .common_dir .main_worktree .ledger_dir())
-                       refs (rev_parse ref_oid branch_oid is_ancestor count_commits tree_of
+                       refs (rev_parse ref_oid branch_oid is_ancestor count_commits first_parents tree_of
                              update_ref_cas delete_ref_cas check_ref_format_branch)
                        trees (ls_tree entry reads_digest show changed_paths patch_sha changed_blob_sizes)
                        merge (merge_tree commit_tree identity_env)

@@ -72,6 +72,15 @@ def strength_key(check, plan, *, closure: str, mutants: str, reads: str) -> str:
     return digest(d)
 
 
+def sweep_key(sweep, plan) -> str:
+    """The sweep definition key: command, timeout, setup and exec (no tree content: any commit)."""
+    d = {"o": "sweep", "run": sweep.run, "timeout_s": sweep.timeout_s, "setup": plan.setup}
+    ex = exec_part(plan)
+    if ex:
+        d["exec"] = ex
+    return digest({k: v for k, v in d.items() if v is not None})
+
+
 def inv_key(inv, plan, *, closure: str, reads: str) -> str:
     return digest({"o": "inv", **_run_spec(inv, plan), "closure": closure, "reads": reads})
 

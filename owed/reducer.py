@@ -21,6 +21,7 @@ from owed.errors import Refused, Stale
 from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds.adopt import fold_adopt
+from owed.folds.sweeps import fold_sweep
 from owed.folds import judgments as J
 from owed.folds import slots as S
 from owed.folds.evidence import fold_evidence
@@ -131,6 +132,7 @@ _FOLDS: dict[str, Callable[..., None]] = {
     "send": D.fold_send,
     "halt": D.fold_halt,
     "evidence": fold_evidence,
+    "sweep": fold_sweep,
 }
 
 

@@ -244,6 +244,7 @@ class State(msgspec.Struct, kw_only=True):
     merge_nodes: dict[int, str] = {}  # merge seq -> node
     first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
     escapes: list[list] = []  # [seq, node, merge seq, class]
+    sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect

@@ -161,7 +161,7 @@ def brief(
 
     ctx = Context.load(os.getcwd())
     status = status_view(os.getcwd())
-    b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths)
+    b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths, ctx.ledger.plan)
     emit(b, json, render_brief(b))
 
 

@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "why": "owed.cli.cmd_work",
     "merge": "owed.cli.cmd_work",
     "gc": "owed.cli.cmd_work",
+    "sweep": "owed.cli.cmd_sweep",
     "review": "owed.cli.cmd_acts",
     "approve": "owed.cli.cmd_acts",
     "evidence": "owed.cli.cmd_acts",

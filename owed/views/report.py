@@ -141,7 +141,23 @@ def render_report(r: dict) -> str:
     return "\n".join(out)
 
 
-def build_brief(state, plan, entries, since: str | None, status: dict, changed_for) -> dict:
+def unguarded_merges(state, entries, changed_for, plan_of, last: int = 10) -> list[dict]:
+    """The last `last` merges' Unguarded paths (changed paths no invariant reads), each under the plan in force
+    at that merge (the latest genesis/plan entry before it)."""
+    from owed.measure.items import matcher
+    from owed.ops.merge import unguarded_globs
+
+    merges = [e for e in entries if E.kind_of(e) == "merge"][-last:]
+    out = []
+    for e in merges:
+        ref = [p for p in state.plans if p.seq < e.seq][-1]
+        reads = [matcher(tuple(inv.reads)) for inv in plan_of(ref.sha).invariants]
+        out.append({"node": e.node, "seq": e.seq, "plan": ref.seq,
+                    "unguarded": unguarded_globs(changed_for(e.prior, e.commit), lambda p: any(r(p) for r in reads))})
+    return out
+
+
+def build_brief(state, plan, entries, since: str | None, status: dict, changed_for, plan_of=None) -> dict:
     from owed.acceptance import active_blocks, items
     from owed.views.why import clear_hint
 
@@ -180,8 +196,9 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed_f
     totals = {"merged": s["merged"], "acceptedUnmerged": accepted_unmerged,
               "blocked": len({b["node"] for b in blocked}), "ready": len(status["ready"]),
               "waiting": len(status["waiting"])}
+    unguarded = unguarded_merges(state, entries, changed_for, plan_of) if plan_of is not None else []
     return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
-            "inProgress": status["inProgress"], "totals": totals, "since": since}
+            "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded}
 
 
 def render_brief(b: dict) -> str:
@@ -207,6 +224,10 @@ def render_brief(b: dict) -> str:
                 line += f"; reviewed {', '.join(m['reviewed'])} by {', '.join(m['reviewers'])}"
             line += f"; untested changes: {', '.join(m['untested'][:10]) if m['untested'] else 'none'}"
             out.append(line)
+    if b.get("unguarded"):
+        out.append(f"Unguarded paths of the last {len(b['unguarded'])} merges (no invariant reads them; advisory):")
+        out += [f"  {u['node']} (#{u['seq']}): {', '.join(u['unguarded']) if u['unguarded'] else 'none'}"
+                for u in b["unguarded"]]
     if b["blocked"]:
         out.append("Rejected or blocked:")
         out += [f"  {x['node']} {x['obligation']} (#{x['seq']}): {x['clear']}" for x in b["blocked"]]

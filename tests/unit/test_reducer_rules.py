@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import msgspec
 import pytest
 
 from owed import entries as E
@@ -93,8 +94,24 @@ def test_submit_must_carry_every_obligation_the_plan_asks_for():
 
 def test_unsupported_kinds_are_refused_not_folded_blindly():
     b = Book(PLAN)
-    with pytest.raises(Refused, match="sweep entries are not supported"):
-        b.add(E.Sweep(by="executor:owed", commit="1" * 40, key="k", verdict="pass"))
+    with pytest.raises(Refused, match="refresh entries are not supported"):
+        b.add(E.Refresh(by="executor:owed", commit="1" * 40))
+
+
+def test_sweeps_are_executor_records_that_change_no_acceptance():
+    b = Book(PLAN)
+    good = dict(commit="1" * 40, key="a" * 64, verdict="fail", failed=("t1",))
+    for bad, why in [(dict(by="parent:cli"), "only the executor"), (dict(verdict="red"), "verdict must be one of"),
+                     (dict(commit="abc"), "full 40-hex"), (dict(key="k"), "64-hex"),
+                     (dict(failed=tuple(map(str, range(51)))), "at most 50"),
+                     (dict(aborted="preempted"), "aborted sweep has no verdict")]:
+        with pytest.raises(Refused, match=why):
+            b.add(E.Sweep(**{"by": "executor:owed", **good, **bad}))
+    before = msgspec.json.encode(b.state.nodes)
+    b.add(E.Sweep(by="executor:owed", **good))
+    b.add(E.Sweep(by="executor:owed", **{**good, "verdict": "error"}, aborted="preempted"))
+    assert [row[1:] for row in b.state.sweeps] == [["1" * 40, "a" * 64, "fail"], ["1" * 40, "a" * 64, "aborted"]]
+    assert msgspec.json.encode(b.state.nodes) == before
 
 
 def test_adopt_is_an_owner_act_on_the_ledger_trunk():

@@ -31,6 +31,18 @@ OBS = E.Obs(seq=2, ts="2026-11-30T09:00:02.000Z", prev=NOTE_HASH, by="executor:o
             counts=E.Counts(tests=3, passed=3, failed=0), duration_ms=1234)
 OBS_HASH = "37459f5712504cb5114275b6c8bea279520b0c331db924e192d8ba02e796dc60"
 
+SWEEP = E.Sweep(seq=3, ts="2026-11-30T09:00:03.000Z", prev=OBS_HASH, by="executor:owed", commit="3" * 40,
+                key="c" * 64, verdict="fail", counts=E.Counts(tests=2, passed=1, failed=1, format="tap"), log="d" * 64,
+                failed=("parses dates",), note="command exited 1")
+SWEEP_BYTES = (
+    b'{"by":"executor:owed","commit":"3333333333333333333333333333333333333333","counts":{"failed":1,"format":"tap",'
+    b'"passed":1,"tests":2},"failed":["parses dates"],"key":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccc'
+    b'cccccc","kind":"sweep","log":"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd","note":"command '
+    b'exited 1","prev":"37459f5712504cb5114275b6c8bea279520b0c331db924e192d8ba02e796dc60","seq":3,'
+    b'"ts":"2026-11-30T09:00:03.000Z","verdict":"fail"}'
+)
+SWEEP_HASH = "bbdb105a92a1bbe326f7234a869977d8ecdee6be34eedb820ad4518d374aec89"
+
 
 def test_genesis_vector():
     assert E.entry_bytes(GENESIS) == GENESIS_BYTES
@@ -50,7 +62,12 @@ def test_nested_payload_sorted_and_defaults_omitted():
     assert E.seal(OBS).hash == OBS_HASH
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS])
+def test_sweep_vector():
+    assert E.entry_bytes(SWEEP) == SWEEP_BYTES
+    assert E.seal(SWEEP).hash == SWEEP_HASH
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)

@@ -1,0 +1,27 @@
+"""`owed sweep`: the plan's broader suite on trunk (or a commit), with the culprit search on failure."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from owed.cli.app import app
+from owed.cli.output import emit
+
+
+@app.command()
+def sweep(
+    commit: Optional[str] = typer.Option(None, "--commit", help="Measure this commit instead of the trunk tip."),
+    no_lease: bool = typer.Option(False, "--no-lease", help="Do not take the machine lease (locks/machine)."),
+    json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+) -> int:
+    """Run the plan's sweep; on a failing head, find the owed merge that broke it (advisory: records only sweeps)."""
+    from owed.cli.progress import measurements
+    from owed.ops.sweep import render, sweep as run, to_json
+
+    with measurements(json):
+        res = run(os.getcwd(), commit=commit, lease=not no_lease)
+    emit(to_json(res), json, render(res))
+    return res.exit_code
