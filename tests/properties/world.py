@@ -83,7 +83,8 @@ class World:
     def dispatch(self, node: str, by: str = "parent:cli") -> E.Entry:
         st = self.state()
         attempt = (st.nodes[node].attempts if node in st.nodes else 0) + 1
-        return self.add(E.Dispatch(**DRAFT, by=by, node=node, attempt=attempt, base=st.trunk_commit,
+        who = OWNER if by.startswith("owner:") else dict(by=by)
+        return self.add(E.Dispatch(**DRAFT, **who, node=node, attempt=attempt, base=st.trunk_commit,
                                    branch=f"owed/{node}/{attempt}", worktree=str(self.repo / ".owed" / "wt" /
                                                                                   f"{node}-{attempt}"),
                                    packet="0" * 64))[0]
