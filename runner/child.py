@@ -21,8 +21,12 @@ import fcntl
 import os
 import signal
 import subprocess
+import itertools
 from collections.abc import Sequence
 
+from runner import guard
+
+_tokens = itertools.count(1)
 _CHUNK = 256 * 1024
 PIPE_SIZE = 1024 * 1024  # fewer wake-ups for chatty children; best effort (F_SETPIPE_SZ is Linux-only)
 USE_PIDFD = hasattr(os, "pidfd_open")  # module switch so tests can exercise the polling fallback
@@ -85,6 +89,8 @@ class Child:
         self.tail = tail
         self.exited = False
         self.status: int | None = None  # Popen returncode once reaped (negative: killed by that signal)
+        self.token = ""  # OWED_RUN_TOKEN of this run (its descendants inherit it)
+        self.swept = False
 
     @classmethod
     def spawn(cls, argv: Sequence[str], cwd: str, env: dict[str, str], tail_bytes: int) -> Child:
@@ -95,10 +101,13 @@ class Child:
                 fcntl.fcntl(read_fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
             except OSError:
                 pass
+            guard.subreaper()
+            token = f"{os.getpid()}-{next(_tokens)}"
             popen = subprocess.Popen(
-                list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                start_new_session=True, close_fds=True,
+                list(argv), cwd=cwd, env={**env, "OWED_RUN_TOKEN": token}, stdin=subprocess.DEVNULL,
+                stdout=write_fd, stderr=write_fd, start_new_session=True, close_fds=True,
             )
+            guard.watch(popen.pid)
         except BaseException:
             os.close(read_fd)
             raise
@@ -112,7 +121,9 @@ class Child:
                 pidfd = os.pidfd_open(popen.pid)
             except OSError:
                 pidfd = None
-        return cls(popen, read_fd, pidfd, Tail(tail_bytes))
+        child = cls(popen, read_fd, pidfd, Tail(tail_bytes))
+        child.token = token
+        return child
 
     @property
     def pgid(self) -> int:
@@ -177,6 +188,11 @@ class Child:
             self.read_fd = None
 
     def close(self) -> None:
+        """End of the run: adopted daemons carrying its token are killed and reaped, the guardian forgets it."""
+        if not self.swept:
+            self.swept = True
+            guard.sweep(self.token)
+            guard.unwatch(self.pgid)
         self.close_pipe()
         if self.pidfd is not None:
             os.close(self.pidfd)

@@ -61,7 +61,7 @@ def test_explicit_base_env_replaces_os_environ(tmp_path):
     base = {"PATH": os.environ["PATH"], "ONLY": "this", "DSA_EXEC": "1"}
     o = runner.run_sync(RunSpec(["env"], cwd=tmp_path, base_env=base))
     names = sorted(line.split("=", 1)[0] for line in o.text.splitlines())
-    assert names == ["CI", "ONLY", "OWED", "OWED_TREE", "PATH"]
+    assert names == ["CI", "ONLY", "OWED", "OWED_RUN_TOKEN", "OWED_TREE", "PATH"]  # the token marks the run's descendants
 
 
 def test_tail_keeps_the_last_bytes_and_counts_the_rest(execute, tmp_path):

@@ -1,0 +1,135 @@
+"""Children die with their owner: a guardian for process groups, and a subreaper for daemons.
+
+- `watch(pgid)` / `unwatch(pgid)`: a tiny guardian (`sh`, started on first use, in its own session) reads
+  `+pgid` / `-pgid` lines from a pipe only this process holds. When this process dies for any reason
+  (SIGKILL included) the pipe reports EOF and the guardian sends SIGTERM, then after 1 s SIGKILL, to every
+  group still registered: a killed `owed attest` cannot leave its check running.
+- `subreaper()`: PR_SET_CHILD_SUBREAPER (Linux), so a grandchild that double-forked and called setsid
+  re-parents to this process instead of init. `sweep(token)` then kills and reaps every such adopted
+  child that carries the run's token (`OWED_RUN_TOKEN` in its environment) and everything below it.
+
+Best effort by design: without /proc, prctl or sh these calls do nothing and the runner works as before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+_lock = threading.Lock()
+_guard: tuple[subprocess.Popen, int] | None = None
+_guard_pid = 0
+_subreaper: bool | None = None
+
+_SCRIPT = r"""
+trap '' INT TERM HUP
+pgs=' '
+while IFS= read -r line; do
+  case "$line" in
+    +*) pgs="$pgs${line#+} " ;;
+    -*) id=${line#-}; case "$pgs" in *" $id "*) pgs="${pgs%% $id *} ${pgs#* $id }" ;; esac ;;
+  esac
+done
+[ -n "${pgs# }" ] || exit 0
+for p in $pgs; do kill -TERM "-$p" 2>/dev/null; done
+sleep 1
+for p in $pgs; do kill -KILL "-$p" 2>/dev/null; done
+"""
+
+
+def _send(line: str) -> None:
+    global _guard, _guard_pid
+    with _lock:
+        if _guard is None or _guard_pid != os.getpid():  # none yet, or inherited across a fork
+            try:
+                r, w = os.pipe()
+                proc = subprocess.Popen(["sh", "-c", _SCRIPT], stdin=r, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+            except OSError:
+                return
+            finally:
+                os.close(r)
+            _guard, _guard_pid = (proc, w), os.getpid()
+            threading.Thread(target=proc.wait, daemon=True).start()  # reap it if it ever exits early
+        try:
+            os.write(_guard[1], line.encode())
+        except OSError:
+            _guard = None  # the guardian is gone; the next call starts another
+
+
+def watch(pgid: int) -> None:
+    _send(f"+{pgid}\n")
+
+
+def unwatch(pgid: int) -> None:
+    _send(f"-{pgid}\n")
+
+
+def guardian_pid() -> int | None:
+    return _guard[0].pid if _guard is not None and _guard_pid == os.getpid() else None
+
+
+def subreaper() -> bool:
+    """Become the subreaper of our descendants (once per process); False where Linux does not offer it."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            _subreaper = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+    return _subreaper
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _carries(pid: int, token: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return token in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def sweep(token: str, deadline_s: float = 2.0) -> int:
+    """Kill and reap adopted children carrying `token` and their descendants; returns how many were killed."""
+    if not _subreaper:
+        return 0
+    mark = f"OWED_RUN_TOKEN={token}".encode()
+    me, killed, end = os.getpid(), 0, time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        mine = [p for p in _children(me) if _carries(p, mark)]
+        if not mine:
+            break
+        tree, todo = [], list(mine)
+        while todo:  # the whole subtree first: its members re-parent to us once their parents die
+            p = todo.pop()
+            tree.append(p)
+            todo += _children(p)
+        for p in tree:
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        for p in tree:
+            try:
+                os.waitpid(p, 0)
+            except ChildProcessError:
+                pass  # not (yet) ours: a parent inside the tree reaped it, or init did
+    return killed

@@ -1,0 +1,59 @@
+"""Children die with owed (issue 10 A2): a SIGKILLed `owed attest` takes its check's process group with it
+within 2 s (the runner's guardian), and a timed-out check that fully daemonized a grandchild (double fork,
+setsid, stdio closed) leaves no survivor (the runner is the subreaper of its checks)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import runner
+from runner import RunSpec
+from tests.e2e.conftest import Flow, marked, plan_text, survivors, wait_for
+
+
+def test_a_killed_attest_takes_its_check_with_it(tmp_path, mark):
+    f = Flow(tmp_path / "repo", plan_text(f"""\
+        closure: [plan.yaml]
+        nodes:
+          - id: n
+            writes: [n.txt]
+            checks:
+              - {{id: slow, run: 'sleep 60; echo {mark}', timeout_s: 120}}
+        """))
+    f.init()
+    f.dispatch("n")
+    f.commit("n", {"n.txt": "n\n"})
+    f.submit("n")
+    p = subprocess.Popen([sys.executable, "-m", "owed", "attest", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: marked(mark), timeout=60, what="the check to start")
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+        t0 = time.monotonic()
+        assert survivors(mark, timeout=2.5) == [], "the check outlived the killed attest"
+        assert time.monotonic() - t0 < 2.5
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_a_daemonized_grandchild_of_a_timed_out_check_is_killed(tmp_path, mark):
+    # Double fork + setsid + stdio closed: outside the check's group and session, holding none of its pipes.
+    daemon = f"setsid sh -c 'exec sleep 300 {mark}' </dev/null >/dev/null 2>&1 &"
+    cmd = f"( {daemon} ) ; sleep 30"
+    out = runner.run_sync(RunSpec(["sh", "-c", cmd], cwd=tmp_path, timeout_s=1, grace_s=0.5))
+    assert out.timed_out
+    assert survivors(mark, timeout=1.0) == []
+
+
+def test_a_daemon_left_by_a_passing_command_is_killed_too(tmp_path, mark):
+    daemon = f"setsid sh -c 'exec sleep 300 {mark}' </dev/null >/dev/null 2>&1 &"
+    out = runner.run_sync(RunSpec(["sh", "-c", f"( {daemon} ); exit 0"], cwd=tmp_path, timeout_s=10))
+    assert out.exit_code == 0
+    assert survivors(mark, timeout=1.0) == []
