@@ -176,7 +176,9 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         return measure_strength(repo, plan, job, tmp_root)
     spec = job.spec
     t0 = time.monotonic()
-    holder = tempfile.mkdtemp(prefix="owed-m-", dir=tmp_root)
+    from owed.measure.leftovers import holder_prefix
+
+    holder = tempfile.mkdtemp(prefix=holder_prefix(), dir=tmp_root)  # the pid lets a later command prune it
     dest = os.path.join(holder, "tree")
     tree = None
     try:

@@ -35,6 +35,9 @@ class Context:
         ledger = Ledger(repo.ledger_dir())
         if need_ledger:
             ledger.require()
+        from owed.measure.leftovers import prune
+
+        prune(repo)  # measurement trees of a killed owed
         if (ledger.root / "merge-intent.json").exists():  # a merge torn by a kill: complete or roll back
             from owed.ops.merge_intent import recover
 

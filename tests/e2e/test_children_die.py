@@ -57,3 +57,64 @@ def test_a_daemon_left_by_a_passing_command_is_killed_too(tmp_path, mark):
     out = runner.run_sync(RunSpec(["sh", "-c", f"( {daemon} ); exit 0"], cwd=tmp_path, timeout_s=10))
     assert out.exit_code == 0
     assert survivors(mark, timeout=1.0) == []
+
+
+def test_a_dispatch_killed_during_slot_setup_leaves_the_next_dispatch_working(tmp_path, mark):
+    f = Flow(tmp_path / "repo", plan_text(f"""\
+        closure: [plan.yaml]
+        setup: 'touch setup-output; if [ -n "$OWED_TEST_SLOW_SETUP" ]; then sleep 60; echo {mark}; fi'
+        nodes:
+          - id: n
+            writes: [n.txt]
+        """))
+    f.init()
+    p = subprocess.Popen([sys.executable, "-m", "owed", "dispatch", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=dict(os.environ, OWED_TEST_SLOW_SETUP="1"))
+    try:
+        wait_for(lambda: marked(mark), timeout=60, what="the slot setup to start")
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert survivors(mark, timeout=2.5) == []
+    assert not [e for e in f.ledger() if e["kind"] == "dispatch"]
+    r = f.dispatch("n", expect=None)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [e["attempt"] for e in f.ledger() if e["kind"] == "dispatch"] == [1]
+    assert (f.wt("n") / "setup-output").exists()
+
+
+def test_the_next_command_prunes_the_measurement_tree_of_a_killed_attest(tmp_path, mark):
+    from tests.conftest import git
+
+    f = Flow(tmp_path / "repo", plan_text(f"""\
+        closure: [plan.yaml]
+        nodes:
+          - id: n
+            writes: [n.txt]
+            checks:
+              - {{id: slow, run: 'sleep 60; echo {mark}', timeout_s: 120}}
+        """))
+    f.init()
+    f.dispatch("n")
+    f.commit("n", {"n.txt": "n\n"})
+    f.submit("n")
+    p = subprocess.Popen([sys.executable, "-m", "owed", "attest", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        (proc,) = wait_for(lambda: [x for x in marked(mark) if "sleep 60" in " ".join(x.cmdline())], timeout=60,
+                           what="the check to start")
+        tree = proc.cwd()
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert survivors(mark, timeout=2.5) == []
+    assert tree in git(f.repo, "worktree", "list") and os.path.isdir(tree)  # left behind by the kill
+    f.run("status", expect=0)
+    assert tree not in git(f.repo, "worktree", "list")
+    assert not os.path.exists(os.path.dirname(tree))

@@ -1,0 +1,56 @@
+"""EDGE: measurement trees left behind by a killed owed are pruned by the next command.
+
+A measurement tree is a detached worktree at `<tmp>/owed-m-<pid>-<random>/tree` (owed/measure/run.py),
+registered in `<git common dir>/worktrees/tree*`. A process killed while measuring cannot discard it. The
+next command that loads its context calls `prune(repo)`: for each registered `tree*` whose holder names a
+pid that no longer runs, the holder is removed and `git worktree prune` drops the registration. Cheap when
+there is nothing to do: one listdir, one small read per `tree*` entry, no git call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+HOLDER_PREFIX = "owed-m-"
+_HOLDER = re.compile(r"/owed-m-(\d+)-[^/]+/tree/\.git$")
+
+
+def holder_prefix() -> str:
+    return f"{HOLDER_PREFIX}{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def prune(repo) -> list[str]:
+    """Remove measurement trees whose owner died; returns the holders removed."""
+    admin = Path(repo.common_dir) / "worktrees"
+    try:
+        names = [n for n in os.listdir(admin) if n.startswith("tree")]
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        try:
+            gitdir = (admin / name / "gitdir").read_text().strip()
+        except OSError:
+            continue
+        m = _HOLDER.search(gitdir)
+        if m is None or _alive(int(m.group(1))):
+            continue
+        holder = os.path.dirname(os.path.dirname(gitdir))
+        shutil.rmtree(holder, ignore_errors=True)
+        removed.append(holder)
+    if removed:
+        repo.prune_worktrees()
+    return removed
