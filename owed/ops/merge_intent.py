@@ -6,8 +6,9 @@ kill between the two would leave trunk moved and no entry. So, still under the l
 moves, `record()` writes the intent — the merge entry's draft (candidate, prior, M, guard keys) — to
 `<ledger dir>/merge-intent.json`, fsynced; `clear()` removes it once the entry is on disk.
 
-`recover()` runs when a command loads its context and finds an intent (one `stat` otherwise). Under the
-ledger lock it looks at the fresh state and the trunk ref:
+`recover()` runs when a command loads its context and finds an intent (one `stat` otherwise) whose
+merging process (pid and host are recorded with it) is no longer alive. Under the ledger lock it looks at
+the fresh state and the trunk ref:
 - the entry is already recorded (the kill came after the append): the intent is dropped;
 - trunk is at M, the entry missing: the draft is appended now (the reducer re-checks the guard as on
   any append) — the merge completes; if the guard no longer holds, trunk is moved back to prior (CAS);
@@ -39,7 +40,9 @@ def record(ledger, draft: E.Merge, trunk: str) -> None:
 
     target = path(ledger)
     tmp = target.with_name(f".{NAME}.{os.getpid()}")
-    doc = {"trunk": trunk, "draft": msgspec.json.decode(_enc.encode(draft))}
+    from owed.ledger.lock import HOST
+
+    doc = {"trunk": trunk, "draft": msgspec.json.decode(_enc.encode(draft)), "pid": os.getpid(), "host": HOST}
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, _enc.encode(doc))
@@ -58,9 +61,21 @@ def pending(ledger) -> bool:
     return path(ledger).exists()
 
 
-def _read(ledger) -> tuple[str, E.Merge] | None:
+def _in_flight(doc: dict) -> bool:
+    """The merging process is alive (on this host): its merge is not torn, only not finished yet."""
+    from owed.ledger.lock import HOST, pid_alive
+
+    pid = doc.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    return doc.get("host") != HOST or pid_alive(pid)  # another host's merger is never judged dead
+
+
+def _read(ledger) -> tuple[str, E.Merge] | None | bool:
     try:
         doc = msgspec.json.decode(path(ledger).read_bytes())
+        if _in_flight(doc):
+            return False
         draft = msgspec.convert(doc["draft"], E.Merge)
         return str(doc["trunk"]), draft
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError):
@@ -77,6 +92,8 @@ def recover(ledger, repo) -> str | None:
     if not pending(ledger):
         return None
     found = _read(ledger)
+    if found is False:  # a live merge: readers do not wait for it, and nothing is torn
+        return None
     if found is None:  # a torn intent file: the ref moves only after it was fsynced, so nothing moved
         clear(ledger)
         return "dropped an unreadable merge intent"

@@ -126,7 +126,10 @@ def walk(root: Path) -> Walk:
     w.call("why", "why", "other")
     w.call("merge", "merge", "greet")
     c12 = w.cand("other")
-    w.call("waive", "waive", "other", "check:content", "--reason", "known", "--candidate", c12)
+    block = next(b["seq"] for b in w.docs["why"]["blocks"] if b["obligation"] == "check:content")
+    # A waiver over a block must accept its risk (a waiver that would change nothing is refused).
+    w.call("waive", "waive", "other", "check:content", "--reason", "known", "--candidate", c12,
+           "--accept-risk", str(block))
     (w.repo / "shot.png").write_text("pixels\n")
     w.call("evidence", "evidence", "other", "screenshot", "--file", str(w.repo / "shot.png"), "--note", "renders",
            "--candidate", c12, "--as", "parent:p")
