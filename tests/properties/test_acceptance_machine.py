@@ -21,3 +21,37 @@ AcceptanceMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestAcceptanceRules = AcceptanceMachine.TestCase
+
+
+def _merged(m) -> int:
+    return sum(1 for e in m.w.raw() if e["kind"] == "merge")
+
+
+def test_sequence_a_parent_redefining_the_failing_check_cannot_merge_it():
+    """The sequence that found the bug (a parent's allowed redefinition lifted the execution block)."""
+    m = AcceptanceMachine()
+    m.dispatch("a", "parent:cli")
+    m.submit("a", "c1", False, False)
+    m.attest("a", 0, "fail")
+    m.plan("t_run", "parent:cli")
+    m.submit("a", "c2", False, False)
+    m.trunk_obs("genesis", "pass", ())
+    m.honest_merge("a", True)
+    m.the_rules_hold_on_the_raw_ledger()
+    assert _merged(m) == 0
+    m.plan("t_run", "owner:cli")  # the owner redefines it: the block no longer binds
+    m.honest_merge("a", True)
+    m.the_rules_hold_on_the_raw_ledger()
+    assert _merged(m) == 1
+
+
+def test_sequence_a_flaky_trunk_item_does_not_rescue_a_merge():
+    """The sequence that found the bug (the known-red rescue accepted a flaky trunk item)."""
+    m = AcceptanceMachine()
+    m.trunk_obs("genesis", "fail", ("x",))
+    m.trunk_obs("genesis", "pass", ())
+    m.honest_merge("a", False)
+    m.trunk_obs("a", "fail", ("x",))
+    m.merge("a", False, False)
+    m.the_rules_hold_on_the_raw_ledger()
+    assert _merged(m) == 0

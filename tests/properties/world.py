@@ -87,7 +87,7 @@ class World:
         return self.add(E.Dispatch(**DRAFT, **who, node=node, attempt=attempt, base=st.trunk_commit,
                                    branch=f"owed/{node}/{attempt}", worktree=str(self.repo / ".owed" / "wt" /
                                                                                   f"{node}-{attempt}"),
-                                   packet="0" * 64))[0]
+                                   packet=self.ledger.put_blob(f"packet {node} {attempt}".encode())))[0]
 
     def submit(self, node: str, commit: str, keys: dict[str, str] | None = None) -> E.Entry:
         from owed.folds.slots import expected_obligations
