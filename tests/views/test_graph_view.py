@@ -122,13 +122,20 @@ def test_trunk_red_invariant_is_a_banner(tmp_path):
 
 
 def test_done_demo_writes_the_svg_next_to_its_repository(tmp_path):
+    """Also the foreground driver's live summary line: the demo drives in-process, here on a terminal."""
+    from tests.views.pty_run import on_pty
+
     if shutil.which("dot") is None and os.geteuid() != 0:
         pytest.skip("Graphviz `dot` is not installed and cannot be installed without root (scripts/test does it)")
     dest = tmp_path / "d"
-    r = Cli(tmp_path)("demo", "--dir", str(dest), timeout=240)
-    assert r.returncode == 0, r.stdout + r.stderr
+    code, out = on_pty(["demo", "--dir", str(dest)], tmp_path, timeout=240)
+    assert code == 0, out
     svg = dest / "graph.svg"
-    assert f"== task graph: {svg}" in r.stdout
+    assert f"== task graph: {svg}" in out
+    counts = re.findall(r"owed drive: in progress (\d+)(?: \(\d+ measuring\))? · waiting (\d+) · needs you (\d+) · "
+                        r"merged (\d+) \(of 6 nodes\)", out)
+    assert counts and counts[0][3] == "0" and {c[3] for c in counts} != {"0"}, out  # it moves as the driver works
+    assert "merge: core" in out and "driver exit: idle" in out  # the driver's event lines still print, above it
     text = svg.read_text()
     assert text.lstrip().startswith("<?xml") and "<svg" in text
     assert sorted(re.findall(r'<g id="node\d+" class="node (\S+)">\s*<title>(\w+)</title>', text)) == sorted(

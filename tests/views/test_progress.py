@@ -5,18 +5,15 @@ driver's summary line on a pty. Real CLI in a child process, a real pseudo-termi
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
 from tests.conftest import git, make_repo
+from tests.views.pty_run import on_pty, raw_pty
 
 SLOW = "echo compiling; sleep 0.6; echo linking-step-$((6*7)); sleep 1.2; grep -qx hi hi.txt"
 PLAN = textwrap.dedent(f"""\
@@ -32,45 +29,6 @@ PLAN = textwrap.dedent(f"""\
     """)
 
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-
-
-def on_pty(args, cwd, timeout=60) -> tuple[int, str]:
-    """Run `owed <args>` with stdout and stderr on a pseudo-terminal: its exit code and what it wrote, with the
-    terminal's escape sequences removed (`raw_pty` keeps them)."""
-    code, raw = raw_pty(args, cwd, timeout)
-    return code, ANSI.sub("", raw)
-
-
-def raw_pty(args, cwd, timeout=60) -> tuple[int, str]:
-    leader, follower = pty.openpty()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="160", LINES="40")
-    p = subprocess.Popen([sys.executable, "-m", "owed", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=follower,
-                         stderr=follower, env=env, start_new_session=True)
-    os.close(follower)
-    chunks, deadline = [], time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([leader], [], [], 0.1)
-            if r:
-                try:
-                    data = os.read(leader, 65536)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not data:
-                    break
-                chunks.append(data)
-            elif p.poll() is not None:
-                break
-        code = p.wait(timeout=10)
-    finally:
-        os.close(leader)
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    return code, b"".join(chunks).decode("utf-8", "replace")
-
-
 @pytest.fixture
 def repo(tmp_path):
     repo = make_repo(tmp_path / "repo", PLAN)
@@ -79,7 +37,7 @@ def repo(tmp_path):
 
 def owed(repo, *args, cwd=None):
     return subprocess.run([sys.executable, "-m", "owed", *args], cwd=cwd or repo, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=60)
+                          stdin=subprocess.DEVNULL, timeout=240)
 
 
 def submitted(repo):
@@ -131,23 +89,8 @@ def test_rich_is_not_imported_off_a_terminal_nor_by_read_paths(repo):
              "for args in (['status'], ['why', 'greet'], ['graph'], ['attest', '--genesis']):\n"
              "    with contextlib.redirect_stdout(io.StringIO()): main(args)\n"
              "print(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')))")
-    r = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
-
-
-def test_foreground_driver_keeps_a_summary_line_on_a_terminal_only(tmp_path):
-    from driver.demo import build
-
-    repo = build(tmp_path / "demo")
-    assert owed(repo, "init", "plan.yaml").returncode == 0
-    code, out = on_pty(["drive"], repo, timeout=120)
-    assert code == 0, out
-    counts = re.findall(r"owed drive: in progress (\d+)(?: \(\d+ measuring\))? · waiting (\d+) · needs you (\d+) · "
-                        r"merged (\d+) \(of 6 nodes\)", out)
-    assert counts, out
-    assert counts[0][3] == "0" and {c[3] for c in counts} != {"0"}  # it moves while the driver works
-    assert "merge: core" in out and "driver exit: idle" in out  # the event lines still print, above it
-    assert json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 6
 
 
 def test_driver_on_a_pipe_prints_no_summary(tmp_path):
@@ -156,6 +99,6 @@ def test_driver_on_a_pipe_prints_no_summary(tmp_path):
     repo = build(tmp_path / "demo")
     assert owed(repo, "init", "plan.yaml").returncode == 0
     r = subprocess.run([sys.executable, "-m", "owed", "drive", "--once"], cwd=repo, capture_output=True, text=True,
-                       timeout=120, stdin=subprocess.DEVNULL)
+                       timeout=240, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and "driver started" in r.stdout
     assert "owed drive:" not in r.stdout and "\x1b" not in r.stdout + r.stderr
