@@ -73,15 +73,11 @@ def trunk_problem(ctx: Context) -> str | None:
             f"reset): restore the ref to a descendant of the ledger trunk")
 
 
-def merge(cwd: str, node_id: str) -> MergeResult:
-    from owed.acceptance import accepted, items, waived_key
-    from owed.measure.items import invariant_keys, matcher, node_check_keys
-    from owed.measure.run import Job, measure, measure_writes
-    from owed.ops.attest import genesis_jobs, measure_genesis, record_all
+def _preflight(ctx: Context, node_id: str):
+    """The refusals before the merge lock: unknown, merged, no candidate, not accepted, trunk moved."""
+    from owed.acceptance import accepted, items
 
-    ctx = Context.load(cwd)
-    plan, repo = ctx.plan, ctx.repo
-    node = plan.node(node_id)
+    node = ctx.plan.node(node_id)
     if node is None:
         raise UnknownNode(f"unknown node {node_id!r}")
     rec = ctx.state.nodes.get(node_id)
@@ -90,58 +86,124 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     slot = ctx.state.open_slot(node_id)
     if slot is None or slot.cand is None:
         raise Refused(f"{node_id} has no open candidate")
-    if not accepted(ctx.state, plan, node_id):
-        open_items = [f"{i.obligation} ({i.discharger})" for i in items(ctx.state, plan, node_id) if i.mark == "D"]
+    if not accepted(ctx.state, ctx.plan, node_id):
+        open_items = [f"{i.obligation} ({i.discharger})" for i in items(ctx.state, ctx.plan, node_id) if i.mark == "D"]
         raise NotAccepted(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
-                      + f"; see owed why {node_id}")
+                          + f"; see owed why {node_id}")
     problem = trunk_problem(ctx)
     if problem:
         raise TrunkMoved(problem)
+    return node
+
+
+def _merge_commit(ctx: Context, node_id: str, pre: str, cand, attempt: int):
+    """Genesis measured, then the merge tree (a conflict refuses) and its commit M = [trunk, candidate]."""
+    from owed.ops.attest import genesis_jobs, measure_genesis
+
+    measure_genesis(ctx)
+    missing = genesis_jobs(ctx)
+    if missing:
+        raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
+                      + "; retry owed attest --genesis")
+    mt = ctx.repo.merge_tree(pre, cand.commit)
+    if not mt.clean:
+        files = ", ".join(mt.conflicts[:10]) or "unknown files"
+        raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
+                       f"run owed rebase {node_id}, then the writer rebases and submits again")
+    return mt, ctx.repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {attempt})\n")
+
+
+def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> tuple[list, list]:
+    """Measurements the merge tree needs: node checks without evidence on their key (or a waiver) and
+    invariants whose key changed without a pass; the rest is reused."""
+    from owed.acceptance import waived_key
+    from owed.measure.run import Job
+
+    jobs, reused = [], []
+    for obligation, key in checks.items():
+        agg = st.agg(node.id, obligation, key)
+        if (agg is not None and agg.verdict == "pass") or waived_key(st, node.id, obligation, key):
+            reused.append(obligation)
+            continue
+        spec = next(c for c in node.checks if f"check:{c.id}" == obligation)
+        jobs.append(Job(node.id, obligation, key, m, pre, spec, merging=node.id))
+    for inv in plan.invariants:
+        key = invs[inv.id]
+        agg = st.agg("trunk", f"inv:{inv.id}", key)
+        if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
+            reused.append(f"inv:{inv.id}")
+            continue
+        # An invariant is keyed by the merge tree's own closure (closureDigest(M)): measure it
+        # with that closure, not the trunk's (base None: nothing pinned).
+        jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=node.id))
+    return jobs, reused
+
+
+def _guard_refusal(node_id: str, probs: list[str], written: list, probes: list) -> GuardFailed:
+    failing = [o for o in written if o.verdict != "pass"]
+    detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
+                       + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
+    red = [why for _, why in probes if why]
+    head = "; ".join(red) + "; " if red else ""
+    return GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
+                       + "; trunk unchanged")
+
+
+def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Merge):
+    """The locked step: recheck everything against the fresh state, move trunk (CAS or fast-forward of
+    a checked-out clean trunk worktree), and return the merge entry."""
+    from owed.folds.judgments import merge_problems
+
+    repo, cand, plan_sha = ctx.repo, slot.cand, ctx.state.plan.sha
+    wt = repo.worktree_with_branch(ctx.state.trunk)
+
+    def make(state):
+        if (state.trunk_commit != pre or state.plan.sha != plan_sha
+                or (state.open_slot(node_id) or slot).cand != cand):
+            raise Stale("Plan, candidate or trunk changed; retry")
+        p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
+        if p:
+            raise GuardFailed(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
+        ref = repo.branch_oid(state.trunk)
+        if ref != pre:
+            raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
+                        f"{pre[:12]}; nothing recorded")
+        merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
+        if wt is not None:
+            repo.ff_worktree(wt, m)
+        elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
+            raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+        return [draft]
+
+    return make
+
+
+def merge(cwd: str, node_id: str) -> MergeResult:
+    from owed.acceptance import accepted
+    from owed.folds.judgments import merge_problems
+    from owed.measure.items import invariant_keys, matcher, node_check_keys
+    from owed.measure.run import Job, measure, measure_writes
+    from owed.ops.attest import record_all
+
+    ctx = Context.load(cwd)
+    node = _preflight(ctx, node_id)
     with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
         ctx.reload()
-        plan, st = ctx.plan, ctx.state
+        plan, st, repo = ctx.plan, ctx.state, ctx.repo
         slot = st.open_slot(node_id)
         if slot is None or slot.cand is None or not accepted(st, plan, node_id):
             raise Stale("Plan, candidate or trunk changed; retry")
         cand, pre = slot.cand, st.trunk_commit
         with measuring():
-            measure_genesis(ctx)
+            mt, m = _merge_commit(ctx, node_id, pre, cand, slot.attempt)
             st = ctx.state
-            missing = genesis_jobs(ctx)
-            if missing:
-                raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
-                              + "; retry owed attest --genesis")
-            mt = repo.merge_tree(pre, cand.commit)
-            if not mt.clean:
-                files = ", ".join(mt.conflicts[:10]) or "unknown files"
-                raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
-                              f"run owed rebase {node_id}, then the writer rebases and submits again")
-            m = repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {slot.attempt})\n")
             checks = node_check_keys(repo, plan, node, pre, m)
             invs = invariant_keys(repo, plan, m)
-            jobs, reused = [], []
-            for obligation, key in checks.items():
-                agg = st.agg(node_id, obligation, key)
-                if (agg is not None and agg.verdict == "pass") or waived_key(st, node_id, obligation, key):
-                    reused.append(obligation)
-                    continue
-                spec = next(c for c in node.checks if f"check:{c.id}" == obligation)
-                jobs.append(Job(node_id, obligation, key, m, pre, spec, merging=node_id))
-            for inv in plan.invariants:
-                key = invs[inv.id]
-                agg = st.agg("trunk", f"inv:{inv.id}", key)
-                if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
-                    reused.append(f"inv:{inv.id}")
-                    continue
-                # An invariant is keyed by the merge tree's own closure (closureDigest(M)): measure it
-                # with that closure, not the trunk's (base None: nothing pinned).
-                jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=node_id))
+            jobs, reused = _merge_jobs(st, plan, node, m, pre, checks, invs)
             measured = [measure(repo, plan, j) for j in jobs]
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
-        written = []
-        if measured:
-            written = record_all(ctx, measured + [p for p, _ in probes if p is not None])
+        written = record_all(ctx, measured + [p for p, _ in probes if p is not None]) if measured else []
         if writes.verdict != "pass":
             raise GuardFailed(f"writes fails on the merge tree: {writes.note}")
         ctx.reload()
@@ -149,52 +211,20 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                   and any(invs.get(i) == k for i, k in d.items.items())]
         draft = E.Merge(seq=-1, ts="", prev="", by="executor:owed", node=node_id, attempt=slot.attempt, prior=pre,
                         commit=m, tree=mt.tree, checks=checks, invariants=invs, defers=tuple(defers))
-        from owed.folds.judgments import merge_problems
-
         probs = merge_problems(ctx.state, ctx.plan, draft)
         if probs:
-            failing = [o for o in written if o.verdict != "pass"]
-            detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
-                               + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
-            red = [why for _, why in probes if why]
-            head = "; ".join(red) + "; " if red else ""
-            raise GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
-                          + "; trunk unchanged")
-        wt = repo.worktree_with_branch(st.trunk)
-
-        plan_sha = ctx.state.plan.sha
-
-        def make(state):
-            if (state.trunk_commit != pre or state.plan.sha != plan_sha
-                    or (state.open_slot(node_id) or slot).cand != cand):
-                raise Stale("Plan, candidate or trunk changed; retry")
-            p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
-            if p:
-                raise GuardFailed(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
-            ref = repo.branch_oid(state.trunk)
-            if ref != pre:
-                raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
-                              f"{pre[:12]}; nothing recorded")
-            merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
-            if wt is not None:
-                repo.ff_worktree(wt, m)
-            elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
-                raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
-            return [draft]
-
+            raise _guard_refusal(node_id, probs, written, probes)
         with committing():  # the ref CAS and the merge entry: both or neither
             try:
-                _, entries = ctx.ledger.append(make)
+                _, entries = ctx.ledger.append(_commit_step(ctx, node_id, slot, pre, m, draft))
             except Refused:
                 merge_intent.recover(ctx.ledger, repo)  # refused after the ref moved: move it back
                 raise
             merge_intent.clear(ctx.ledger)  # any other failure keeps the intent for the next command
     reads = [matcher(tuple(i.reads)) for i in plan.invariants]
-    changed = repo.changed_paths(pre, m)
-    res = MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],
-                      observations=written, reused=reused,
-                      unguarded=unguarded_globs(changed, lambda p: any(r(p) for r in reads)))
-    return res
+    return MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],
+                       observations=written, reused=reused,
+                       unguarded=unguarded_globs(repo.changed_paths(pre, m), lambda p: any(r(p) for r in reads)))
 
 
 def _probes(ctx: Context, node, pre: str, measured) -> list:
