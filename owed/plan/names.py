@@ -168,12 +168,28 @@ def wrap_template_problems(template: str) -> list[str]:
             problems.append(f"unknown placeholder {{{name}}} (allowed: {{cwd}} {{timeout}} {{cmd}})")
     if "cmd" not in names:
         problems.append("must contain {cmd}")
-    # The runner's quoting rules too (a quoted placeholder, an open quote): a plan the runner would refuse
-    # at measurement time is refused here, before anything is recorded.
-    from runner.spec import validate_template
-
-    problems += [p for p in validate_template(template) if "quote" in p]
+    # The runner's quoting rules too (runner/spec.py validate_template: a quoted placeholder, an open quote):
+    # a plan the runner would refuse at measurement time is refused here, before anything is recorded.
+    quote, escaped = "", False
+    for i, c in enumerate(template):
+        if quote and c == "{" and (m := _WRAP_VAR.match(template, i)) and template[i - 1:i] != "$":
+            problems.append(f"placeholder {m.group(0)} is inside quotes; substitutions are already single-quoted words")
+        if escaped:
+            escaped = False
+        elif quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            escaped = True  # the escaped character never opens or closes a quote
+        elif quote == '"':
+            quote = "" if c == '"' else quote
+        elif c in "'\"":
+            quote = c
+    if quote:
+        problems.append("the template has an unterminated quote")
     return problems
+
+
+_WRAP_VAR = re.compile(r"\{(cwd|timeout|cmd)\}")
 
 
 def regex_problems(pattern: str) -> list[str]:

@@ -96,3 +96,16 @@ def test_warnings():
 
 def test_no_warnings_for_a_plain_plan(quickstart):
     assert warnings(parse_plan(quickstart)) == []
+
+
+@pytest.mark.parametrize("template", [
+    "ssh '{cmd}'", 'ssh "{cwd} {cmd}', 'a "\\{cmd}" {cmd}', "a {cmd}", "a \\'{cmd}", "a '${cmd}' {cmd}",
+    "x '{cwd}' \"{timeout}\" {cmd}", "a 'b' {cmd} \"c\"", "ssh r cd {cwd} '&&' timeout {timeout} bash -lc {cmd}",
+])
+def test_wrap_quoting_rules_are_the_runners(template):
+    # The plan refuses exactly the quoting the runner would refuse at measurement time (names.py stays pure:
+    # it cannot import runner/, so the rule is written twice and held equal here).
+    from runner.spec import validate_template
+
+    ours = [p for p in wrap_template_problems(template) if "quote" in p]
+    assert ours == [p for p in validate_template(template) if "quote" in p]
