@@ -3,7 +3,8 @@
     python bench/props.py [--sequences 10000] [--steps 30]
 
 Prints sequences run, acts tried, acts recorded and refused, merges, the rate, and the first violation
-hypothesis found (minimized), if any; exits 1 when it found one.
+hypothesis found (minimized), if any; exits 1 when it found one. Interrupted (Ctrl-C, SIGTERM), it prints
+the figures so far with "interrupted": true.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -43,15 +45,20 @@ def main() -> int:
     test = AcceptanceMachine
     t = time.perf_counter()
     found = None
+    interrupted = False
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         run_state_machine_as_test(test, settings=cfg)
+    except KeyboardInterrupt:
+        interrupted = True
     except Exception as e:  # noqa: BLE001 — a violation is the figure this prints
         found = "".join(traceback.format_exception_only(type(e), e)).strip()[-2000:]
     wall = time.perf_counter() - t
     print(json.dumps({"bench": "acceptance_properties", "sequences": Stats.sequences, "acts": Stats.steps,
                       "recorded": Stats.recorded, "refused": Stats.refused, "merges": Stats.merges,
                       "wall_s": round(wall, 1), "sequences_per_s": round(Stats.sequences / wall, 2),
-                      "acts_per_s": round(Stats.steps / wall, 1), "violation": found}))
+                      "acts_per_s": round(Stats.steps / wall, 1), "violation": found,
+                      **({"interrupted": True} if interrupted else {})}))
     return 1 if found else 0
 
 
