@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from owed.ledger.store import now_iso
@@ -105,3 +106,12 @@ def last_event(path: str | os.PathLike, scan: int = 200) -> dict | None:
 def last_exit(path: str | os.PathLike) -> dict | None:
     doc = last_event(path)
     return doc if doc is not None and doc["event"] == "exit" else None
+
+
+def stdout_is(path) -> bool:
+    """Is our stdout this file (a detached driver's log)? Then the log writer must not write it twice."""
+    try:
+        a, b = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
