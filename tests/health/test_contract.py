@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The pure core: values in, values out. No clock, no files, no processes, no git, no ledger store.
 PURE = [
     "owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
-    "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/folds/*.py",
+    "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/readiness.py", "owed/folds/*.py",
     "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
     "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py",
     "owed/views/idle.py", "owed/views/metrics.py",
@@ -93,6 +93,7 @@ def test_ruff():
 
 MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
+             "owed/readiness.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py"]
 
 
