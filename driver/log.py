@@ -15,6 +15,7 @@ Map:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -115,3 +116,19 @@ def stdout_is(path) -> bool:
     except (OSError, ValueError):
         return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+@contextlib.contextmanager
+def summary(driver, json: bool):
+    """The foreground driver on a terminal keeps a live summary line under its event lines."""
+    from owed.cli.progress import DriveSummary, enabled
+
+    if not enabled(json):
+        yield
+        return
+    driver.summary = DriveSummary()
+    try:
+        with driver.summary:
+            yield
+    finally:
+        driver.summary = None

@@ -18,7 +18,6 @@ Map:
 
 from __future__ import annotations
 
-import contextlib
 import json as jsonlib
 import os
 import shutil
@@ -320,22 +319,6 @@ class Driver:
                                                  "(signal again to stop now)")
 
 
-@contextlib.contextmanager
-def _summary(driver, json: bool):
-    """The foreground driver on a terminal keeps a live summary line under its event lines."""
-    from owed.cli.progress import DriveSummary, enabled
-
-    if not enabled(json):
-        yield
-        return
-    driver.summary = DriveSummary()
-    try:
-        with driver.summary:
-            yield
-    finally:
-        driver.summary = None
-
-
 def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False,
          max_open: int | None = None) -> int:
     """Run the driver; returns the exit code. The drive lock is held for the whole run, and the log's last
@@ -343,7 +326,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     import anyio
 
     from driver import lock as drive_lock
-    from driver.log import DriveLog, log_path, stdout_is
+    from driver.log import DriveLog, log_path, stdout_is, summary
     from owed.git import Repo
 
     early: list[int] = []  # a signal between here and the loop's own receiver still stops cleanly
@@ -374,7 +357,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
                 async def go():
                     result.append(await driver.run())
 
-                with _summary(driver, json):
+                with summary(driver, json):
                     anyio.run(go, backend="trio")
                 if driver.hard_stop or not result or result[0] is None:
                     outcome = Outcome(130, "killed")
