@@ -15,8 +15,10 @@ Map:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 from pathlib import Path
 
 from owed.ledger.store import now_iso
@@ -105,3 +107,28 @@ def last_event(path: str | os.PathLike, scan: int = 200) -> dict | None:
 def last_exit(path: str | os.PathLike) -> dict | None:
     doc = last_event(path)
     return doc if doc is not None and doc["event"] == "exit" else None
+
+
+def stdout_is(path) -> bool:
+    """Is our stdout this file (a detached driver's log)? Then the log writer must not write it twice."""
+    try:
+        a, b = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+@contextlib.contextmanager
+def summary(driver, json: bool):
+    """The foreground driver on a terminal keeps a live summary line under its event lines."""
+    from owed.cli.progress import DriveSummary, enabled
+
+    if not enabled(json):
+        yield
+        return
+    driver.summary = DriveSummary()
+    try:
+        with driver.summary:
+            yield
+    finally:
+        driver.summary = None

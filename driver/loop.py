@@ -18,7 +18,6 @@ Map:
 
 from __future__ import annotations
 
-import contextlib
 import json as jsonlib
 import os
 import shutil
@@ -28,19 +27,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from owed.errors import EXIT_BUSY, EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Refused, Stale
-
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
 
 BACKOFF_S = (60, 120, 300, 600, 1800)
 POLL_S = 0.25
-
-
-def _now_iso() -> str:
-    from owed.ledger.store import now_iso
-
-    return now_iso()
 
 
 @dataclass
@@ -96,7 +87,9 @@ class Driver:
         if self.log is not None:
             doc = self.log.event(name, **fields)
         else:
-            doc = {"event": name, "at": _now_iso(), **fields}
+            from owed.ledger.store import now_iso
+
+            doc = {"event": name, "at": now_iso(), **fields}
         if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
             from owed.cli.output import CONTRACT
 
@@ -150,123 +143,16 @@ class Driver:
         state, plan = self.ctx.state, self.ctx.plan
         return state, plan, self._runs(state), self._facts(state, plan)
 
-    # --- acting ------------------------------------------------------------------------------------
-
-    def _agent(self, plan, node_id: str, role: str):
-        cfg = plan.drive_config
-        base = cfg.writer if role == "writer" else cfg.reviewer
-        node = plan.node(node_id)
-        override = getattr(node.drive, role, None) if node.drive else None
-        name = (override.agent if override and override.agent else None) or (base.agent if base else None)
-        model = (override.model if override and override.model else None) or (base.model if base else None)
-        if name is None or name not in cfg.agents:
-            return None, None, None
-        return name, cfg.agents[name], model
-
-    def _start_run(self, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict) -> None:
-        node_id = rid.split(":")[2]
-        slot = state.open_slot(node_id)
-        name, agent, model = self._agent(plan, node_id, role)
-        if agent is None:
-            raise RuntimeError(f"no drive.{role} agent configured for {node_id}")
-        env = {"OWED_NODE": node_id, "OWED_ATTEMPT": str(slot.attempt), "OWED_ROLE": role, "OWED_MODEL": model or "",
-               **extra_env}
-        cwd = slot.worktree if role == "writer" else self.root
-        self.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
-                        timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
-                        shell=plan.exec_config.shell)
+    # --- acting (driver/acts.py: one function per action kind) --------------------------------------
 
     def perform(self, act, state, plan) -> str:
-        """Blocking: perform one non-background action; returns a one-line outcome."""
-        from driver import messages as M
-        from owed import entries as E
-        from owed.canon import canonical
-        from owed.errors import OwedError
+        from driver.acts import perform
 
-        ledger = self.ctx.ledger
-        if act.kind == "dispatch":
-            from owed.ops.dispatch import dispatch
-
-            entry, packet = dispatch(self.root, act.node, allow_overlap=False, as_=None, by="parent:drive",
-                                     ctx=self.ctx)
-            return f"attempt {entry.attempt} at {packet['worktree']}"
-        if act.kind == "launch":
-            name, agent, model = self._agent(plan, act.node, act.role)
-            if agent is None:
-                self._halt(act.node, act.attempt, f"no drive.{act.role} agent configured", "human",
-                           f"owed edit: set drive.{act.role}.agent and drive.agents.<name>.command in the plan")
-                return "halted: no agent configured"
-            if act.role == "writer":
-                task, extra = M.writer_task(state, plan, act.node), {}
-            else:
-                task, extra = M.reviewer_task(state, plan, act.node, act.n)
-            spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
-                    "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else self.root,
-                    "wrap": agent.wrap if agent.wrap is None or isinstance(agent.wrap, str) else list(agent.wrap)}
-            sha = ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))
-            carried = max((r.seq for r in state.rules if "*" in r.nodes or act.node in r.nodes), default=0)
-
-            def make(st):
-                rec = st.nodes.get(act.node)
-                if rec is None or act.rid in rec.runs:
-                    return []
-                return [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
-                                 role=act.role, rid=act.rid, spec=sha, generation=1, rulings=carried or None)]
-
-            ledger.append(make)
-            self._start_run(state, plan, act.rid, act.role, 1, task, extra)
-            return f"{act.role} {act.rid} started"
-        if act.kind == "start":
-            node_id = act.rid.split(":")[2]
-            run = state.nodes[node_id].runs[act.rid]
-            spec = jsonlib.loads(ledger.get_blob(run.spec))
-            task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
-            self._start_run(state, plan, act.rid, run.role, act.generation, task, spec.get("env") or {})
-            return f"{act.rid} generation {act.generation} (re)started"
-        if act.kind == "send":
-            text = M.follow_up(state, plan, act.node, act.reason)
-            sha = ledger.put_blob(text.encode())
-            carried = max((r.seq for r in state.rules if "*" in r.nodes or act.node in r.nodes), default=0)
-
-            def make(st):
-                run = st.nodes[act.node].runs.get(act.rid)
-                if run is None or run.generation >= act.generation:
-                    return []
-                return [E.Send(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
-                               rid=act.rid, send_kind="follow-up", message=sha, reason=act.reason,
-                               generation=act.generation, rulings=carried or None)]
-
-            ledger.append(make)
-            self._start_run(state, plan, act.rid, "writer", act.generation, text, {})
-            return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
-        if act.kind == "halt":
-            self._halt(act.node, act.attempt, act.reason, act.needs, act.command)
-            return f"{act.reason} → {act.command}" if act.command else act.reason
-        if act.kind == "rebase":
-            slot = state.open_slot(act.node)
-            ledger.append(lambda st: [E.Rebase(seq=-1, ts="", prev="", by="parent:drive", node=act.node,
-                                               attempt=slot.attempt, base=st.trunk_commit, from_=slot.base)])
-            self.merge_refused.pop(act.node, None)
-            return f"slot base moved to trunk {state.trunk_commit[:12]}"
-        if act.kind == "notify":
-            return act.reason
-        raise OwedError(f"unknown action {act.kind}")
-
-    def _halt(self, node, attempt, reason, needs, command) -> None:
-        from owed import entries as E
-
-        def make(st):
-            rec = st.nodes.get(node)
-            if rec is None or rec.halt is not None:
-                return []
-            return [E.Halt(seq=-1, ts="", prev="", by="parent:drive", node=node, attempt=attempt, reason=reason,
-                           needs=needs, command=command)]
-
-        self.ctx.ledger.append(make)
+        return perform(self, act, state, plan)
 
     async def background(self, act, cand_seq: int | None, at: int = 0) -> None:
         """Run `owed attest|merge <node>` as a child process group; remember what it said."""
-        from driver.policy import NoVerdict, Refusal
+        from driver.outcomes import attest_outcome, merge_outcome
         from runner import RunSpec, run
 
         argv = [sys.executable, "-m", "owed", act.kind, act.node, "--json"]
@@ -274,42 +160,8 @@ class Driver:
             out = await run(RunSpec(argv, cwd=self.root, timeout_s=None, grace_s=5.0))
         finally:
             self.inflight.pop(act.node, None)
-        text = out.text.strip()
-        last = text.splitlines()[-1] if text else ""
         code = out.exit_code
-        if act.kind == "merge":
-            if code == EXIT_OK:
-                detail = "merged"
-            elif code == EXIT_REFUSED:
-                err_code, reason = _error_of(last)
-                reason = reason or "refused"
-                if err_code == Stale.code:
-                    detail = f"retry next pass: {reason}"
-                else:
-                    self.merge_refused[act.node] = Refusal(cand_seq, err_code or Refused.code, reason, at)
-                    detail = f"refused: {reason}"
-            elif code == EXIT_BUSY:
-                detail = "busy; retry next pass"
-            else:
-                self._backoff(act.node)
-                detail = f"error (exit {code}): {_error_of(last)[1] or last}; backing off"
-        else:
-            if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
-                try:
-                    doc = jsonlib.loads(last)
-                    recorded = [o for o in doc.get("recorded", []) if o.get("verdict") != "error"]
-                except ValueError:
-                    recorded = []
-                if not recorded:
-                    prev = self.attest_errors.get(act.node)
-                    n = prev.count + 1 if prev and prev.cand == cand_seq else 1
-                    self.attest_errors[act.node] = NoVerdict(cand_seq, n, at)
-                detail = {EXIT_OK: "accepted", EXIT_REFUSED: "new failure", EXIT_OPEN: "obligations open"}[code]
-            elif code == EXIT_BUSY:
-                detail = "busy; retry next pass"
-            else:
-                self._backoff(act.node)
-                detail = f"error (exit {code}): {_error_of(last)[1] or last}; backing off"
+        detail = (merge_outcome if act.kind == "merge" else attest_outcome)(self, act.node, code, out.text, cand_seq, at)
         self.emit({"action": act.kind, "node": act.node, "exit": code, "detail": detail},
                   f"{act.kind}: {act.node} — {detail}")
         self.wake.set()
@@ -467,39 +319,6 @@ class Driver:
                                                  "(signal again to stop now)")
 
 
-def _error_of(line: str) -> tuple[str | None, str | None]:
-    """(code, message) of a JSON error document, or (None, None) when the line is not one."""
-    try:
-        doc = jsonlib.loads(line)
-        return doc.get("code"), doc.get("error")
-    except (ValueError, AttributeError):
-        return None, None
-
-
-@contextlib.contextmanager
-def _summary(driver, json: bool):
-    """The foreground driver on a terminal keeps a live summary line under its event lines."""
-    from owed.cli.progress import DriveSummary, enabled
-
-    if not enabled(json):
-        yield
-        return
-    driver.summary = DriveSummary()
-    try:
-        with driver.summary:
-            yield
-    finally:
-        driver.summary = None
-
-
-def _stdout_is(path) -> bool:
-    try:
-        a, b = os.fstat(sys.stdout.fileno()), os.stat(path)
-    except (OSError, ValueError):
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
 def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False,
          max_open: int | None = None) -> int:
     """Run the driver; returns the exit code. The drive lock is held for the whole run, and the log's last
@@ -507,7 +326,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     import anyio
 
     from driver import lock as drive_lock
-    from driver.log import DriveLog, log_path
+    from driver.log import DriveLog, log_path, stdout_is, summary
     from owed.git import Repo
 
     early: list[int] = []  # a signal between here and the loop's own receiver still stops cleanly
@@ -521,7 +340,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch()
     # Detached, stdout is the log: events then go to stdout only, never twice.
-    log = None if (json and _stdout_is(path)) else DriveLog(path)
+    log = None if (json and stdout_is(path)) else DriveLog(path)
     try:
         with drive_lock.acquire(ledger_dir, session=drive_lock.session_from_env()):
             outcome = Outcome(1, "error", "not started")
@@ -538,7 +357,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
                 async def go():
                     result.append(await driver.run())
 
-                with _summary(driver, json):
+                with summary(driver, json):
                     anyio.run(go, backend="trio")
                 if driver.hard_stop or not result or result[0] is None:
                     outcome = Outcome(130, "killed")

@@ -176,126 +176,178 @@ def _fresh(fact: Refusal | NoVerdict | None, rec, state) -> bool:
     return (rec.touched is None or rec.touched <= at) and state.trunk_seq <= at
 
 
+@dataclass
+class _Node:
+    """What one node's decision reads: its record, slot, writer run (ledger and process view), blocks."""
+
+    state: object
+    plan: object
+    id: str
+    runs: dict
+    facts: Facts
+    repairs: int
+    rec: object
+    slot: object
+    a: int
+    wrid: str
+    wrec: object = None
+    wview: RunFacts | None = None
+    ended: bool = False
+    blocks: list = field(default_factory=list)
+    parent_wait: list = field(default_factory=list)
+    resumed: bool = False
+
+    def send(self, reason: str, **kw) -> Action:
+        return Action("send", self.id, self.a, rid=self.wrid, role=WRITER, generation=self.wrec.generation + 1,
+                      reason=reason, **kw)
+
+    def parent_halt(self) -> Action:
+        b = self.parent_wait[0]
+        return _halt(self.id, self.a, f"review block #{b.seq} needs a parent ruling", "parent",
+                     f"owed rule --nodes {self.id} \"<decision>\"")
+
+
 def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: int) -> list[Action]:
     rec = state.nodes[node_id]
-    slot = rec.slot
-    a = slot.attempt
+    n = _Node(state, plan, node_id, runs, facts, repairs, rec, rec.slot, rec.slot.attempt,
+              rid_for(state.project, node_id, rec.slot.attempt, WRITER))
     starts = _starts(rec, runs)
     if starts:
         s = starts[0]
-        return [Action("start", node_id, a, rid=s.rid, role=s.role, generation=s.generation)]
-    wrid = rid_for(state.project, node_id, a, WRITER)
-    wrec = rec.runs.get(wrid)
-    if wrec is None:
-        return [Action("launch", node_id, a, rid=wrid, role=WRITER)]
-    wview = runs.get(wrid)
-    wstate = wview.state if wview else "absent"
-    ended = wstate in ("sealed", "lost")
-    ruling = _undelivered_ruling(state, node_id, wrec)
-    if ruling and ended and wview is not None and wview.ok is not False:
+        return [Action("start", node_id, n.a, rid=s.rid, role=s.role, generation=s.generation)]
+    n.wrec = rec.runs.get(n.wrid)
+    if n.wrec is None:
+        return [Action("launch", node_id, n.a, rid=n.wrid, role=WRITER)]
+    n.wview = runs.get(n.wrid)
+    n.ended = (n.wview.state if n.wview else "absent") in ("sealed", "lost")
+    ruling = _undelivered_ruling(state, node_id, n.wrec)
+    if ruling and n.ended and n.wview is not None and n.wview.ok is not False:
         # A ruling asking the writer to act reaches it as a follow-up once its current run has ended.
-        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="ruling",
-                       detail=str(ruling))]
-    blocks = active_blocks(state, plan, node_id)
-    parent_wait = [b for b in blocks if b.needs == "parent" and b.ruled is None]
-    resumed = rec.epoch > _last_act(wrec)  # the parent resumed (or ruled) after the writer's last run began
-    cand = slot.cand
-    if cand is None:
-        if not ended:
-            return []
-        if parent_wait:
-            b = parent_wait[0]
-            return [_halt(node_id, a, f"review block #{b.seq} needs a parent ruling", "parent",
-                          f"owed rule --nodes {node_id} \"<decision>\"")]
-        if not wview.ok:
-            if resumed:
-                return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1,
-                               reason="interrupted")]
-            why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wstate == "lost"
-                   else f"exited {wview.exit_code}")
-            return [_halt(node_id, a, f"writer run {why} without a candidate", "human",
-                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
-        last = wrec.reasons[-1] if wrec.reasons else None
-        _, repairable = _writer_debts([], blocks, None)
-        if repairable and (last != "repair" or resumed):
-            return [_repair(node_id, a, rec, wrec, repairs)]
-        if slot.prev_cand is not None and last != "rebase":
-            return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="rebase")]
-        if last in ("submit", "repair", "rebase", "interrupted") and not resumed:
-            return [_halt(node_id, a, "writer finished without submitting after a reminder", "human",
-                          f"owed resume {node_id} --note \"...\" (or owed abandon {node_id} --note \"...\")")]
-        return [Action("send", node_id, a, rid=wrid, role=WRITER, generation=wrec.generation + 1, reason="submit")]
-    # A candidate is open.
-    if parent_wait:
-        b = parent_wait[0]
-        return [_halt(node_id, a, f"review block #{b.seq} needs a parent ruling", "parent",
-                      f"owed rule --nodes {node_id} \"<decision>\"")]
+        return [n.send("ruling", detail=str(ruling))]
+    n.blocks = active_blocks(state, plan, node_id)
+    n.parent_wait = [b for b in n.blocks if b.needs == "parent" and b.ruled is None]
+    n.resumed = rec.epoch > _last_act(n.wrec)  # the parent resumed (or ruled) after the writer's last run began
+    if n.slot.cand is None:
+        return _without_candidate(n)
+    if n.parent_wait:
+        return [n.parent_halt()]
     its = items(state, plan, node_id)
+    for step in (_measure_or_repair, _owner_due, _review_due, _evidence_due, _merge_due):
+        acts = step(n, its)
+        if acts is not None:
+            return acts
+    return []
+
+
+def _without_candidate(n: _Node) -> list[Action]:
+    """The writer's run ended without a candidate: interrupted, failed, owes a repair/rebase/submit."""
+    if not n.ended:
+        return []
+    if n.parent_wait:
+        return [n.parent_halt()]
+    wview, wrec = n.wview, n.wrec
+    if not wview.ok:
+        if n.resumed:
+            return [n.send("interrupted")]
+        why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wview.state == "lost"
+               else f"exited {wview.exit_code}")
+        return [_halt(n.id, n.a, f"writer run {why} without a candidate", "human",
+                      f"owed resume {n.id} --note \"...\" (or owed abandon {n.id} --note \"...\")")]
+    last = wrec.reasons[-1] if wrec.reasons else None
+    _, repairable = _writer_debts([], n.blocks, None)
+    if repairable and (last != "repair" or n.resumed):
+        return [_repair(n.id, n.a, n.rec, wrec, n.repairs)]
+    if n.slot.prev_cand is not None and last != "rebase":
+        return [n.send("rebase")]
+    if last in ("submit", "repair", "rebase", "interrupted") and not n.resumed:
+        return [_halt(n.id, n.a, "writer finished without submitting after a reminder", "human",
+                      f"owed resume {n.id} --note \"...\" (or owed abandon {n.id} --note \"...\")")]
+    return [n.send("submit")]
+
+
+def _measure_or_repair(n: _Node, its) -> list[Action] | None:
+    """Executor items open → attest (twice without a verdict → halt); writer debts → repair."""
+    cand = n.slot.cand
     executor = [i for i in its if i.mark == "D" and i.discharger == "executor"]
     if executor:
-        seen = facts.attest_errors.get(node_id)
-        if seen and seen.cand == cand.seq and seen.count >= 2 and _fresh(seen, rec, state):
-            return [_halt(node_id, a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
-                          "human", f"owed attest {node_id}")]
-        if not facts.disk_ok:
+        seen = n.facts.attest_errors.get(n.id)
+        if seen and seen.cand == cand.seq and seen.count >= 2 and _fresh(seen, n.rec, n.state):
+            return [_halt(n.id, n.a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
+                          "human", f"owed attest {n.id}")]
+        if not n.facts.disk_ok:
             return []
-        return [Action("attest", node_id, a)]
-    failing, repairable = _writer_debts(its, blocks, cand)
+        return [Action("attest", n.id, n.a)]
+    failing, repairable = _writer_debts(its, n.blocks, cand)
     if failing or repairable:
-        if not ended:
+        if not n.ended:
             return []
-        sent_for_cand = [s for s in _since(wrec, "repair", cand.seq)]
-        if sent_for_cand and not resumed:
-            return [_halt(node_id, a, "repair sent but the writer finished without a new candidate", "human",
-                          f"owed why {node_id}; then owed resume {node_id} --note \"...\"")]
-        return [_repair(node_id, a, rec, wrec, repairs)]
-    c12 = cand.commit[:12]
-    evidence = [i for i in its if i.mark == "D" and i.obligation.startswith("evidence:")]
+        if _since(n.wrec, "repair", cand.seq) and not n.resumed:
+            return [_halt(n.id, n.a, "repair sent but the writer finished without a new candidate", "human",
+                          f"owed why {n.id}; then owed resume {n.id} --note \"...\"")]
+        return [_repair(n.id, n.a, n.rec, n.wrec, n.repairs)]
+    return None
+
+
+def _owner_due(n: _Node, its) -> list[Action] | None:
     owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
-    if owner:
-        i = owner[0]
-        if i.obligation == "approve":
-            cmd = f"owed approve {node_id} --candidate {c12}"
-        elif i.obligation.startswith("evidence:"):
-            cmd = (f"owed evidence {node_id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
-                   f"--candidate {c12}")
-        else:
-            cmd = (f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"
-                   + (f" --accept-risk {','.join(map(str, i.blocks))}" if i.blocks else ""))
-        return [_halt(node_id, a, f"{i.obligation} needs the owner ({i.status})", "owner", cmd)]
+    if not owner:
+        return None
+    i, c12 = owner[0], n.slot.cand.commit[:12]
+    if i.obligation == "approve":
+        cmd = f"owed approve {n.id} --candidate {c12}"
+    elif i.obligation.startswith("evidence:"):
+        cmd = (f"owed evidence {n.id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
+               f"--candidate {c12}")
+    else:
+        cmd = (f"owed waive {n.id} {i.obligation} --reason \"...\" --candidate {c12}"
+               + (f" --accept-risk {','.join(map(str, i.blocks))}" if i.blocks else ""))
+    return [_halt(n.id, n.a, f"{i.obligation} needs the owner ({i.status})", "owner", cmd)]
+
+
+def _review_due(n: _Node, its) -> list[Action] | None:
+    """Reviews open: launch reviewers of this candidate up to the count; all ended without one → halt."""
     reviews = [i for i in its if i.mark == "D" and i.discharger == "reviewer" and not i.obligation.startswith("evidence:")]
-    if reviews:
-        node = plan.node(node_id)
-        need = max(node.review.count, 1 if "closure-review" in cand.keys else 0, 1)
-        mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
-        if resumed:  # after a resume the reviewers of this candidate get another round
-            mine = [r for r in mine if r.launch > rec.epoch]
-        if len(mine) < need:
-            n = 1 + sum(1 for r in rec.runs.values() if r.role == REVIEWER)
-            return [Action("launch", node_id, a, rid=rid_for(state.project, node_id, a, REVIEWER, n), role=REVIEWER,
-                           n=len(mine) + 1)]
-        live = [r for r in mine if (runs.get(r.rid) and runs[r.rid].state in ("running", "starting"))]
-        if live:
-            return []
-        missing = ", ".join(i.obligation for i in reviews)
-        return [_halt(node_id, a, f"review missing: reviewer runs ended without recording {missing}", "human",
-                      f"owed review {node_id} --ok|--block --as reviewer:<id> --candidate {c12} --note \"...\"")]
-    if evidence:
-        i = evidence[0]
-        spec = next((ev for ev in plan.node(node_id).evidence if i.obligation == f"evidence:{ev.id}"), None)
-        role = spec.by if spec else "reviewer"
-        return [_halt(node_id, a, f"{i.obligation} needs manual evidence ({spec.what if spec else ''})".rstrip(" ()"),
-                      "owner" if role == "owner" else "human",
-                      f"owed evidence {node_id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
-                      f"--as {role}:<id> --candidate {c12}")]
-    if accepted(state, plan, node_id):
-        refused = facts.merge_refused.get(node_id)
-        if refused and refused.cand == cand.seq and _fresh(refused, rec, state):
-            if refused.code == Conflict.code:
-                return [Action("rebase", node_id, a, detail=refused.reason)]
-            return [_halt(node_id, a, f"merge refused: {refused.reason}", "human", f"owed merge {node_id}")]
-        return [Action("merge", node_id, a)]
-    return []
+    if not reviews:
+        return None
+    cand, rec = n.slot.cand, n.rec
+    need = max(n.plan.node(n.id).review.count, 1 if "closure-review" in cand.keys else 0, 1)
+    mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
+    if n.resumed:  # after a resume the reviewers of this candidate get another round
+        mine = [r for r in mine if r.launch > rec.epoch]
+    if len(mine) < need:
+        k = 1 + sum(1 for r in rec.runs.values() if r.role == REVIEWER)
+        return [Action("launch", n.id, n.a, rid=rid_for(n.state.project, n.id, n.a, REVIEWER, k), role=REVIEWER,
+                       n=len(mine) + 1)]
+    if [r for r in mine if (n.runs.get(r.rid) and n.runs[r.rid].state in ("running", "starting"))]:
+        return []
+    missing = ", ".join(i.obligation for i in reviews)
+    return [_halt(n.id, n.a, f"review missing: reviewer runs ended without recording {missing}", "human",
+                  f"owed review {n.id} --ok|--block --as reviewer:<id> --candidate {cand.commit[:12]} --note \"...\"")]
+
+
+def _evidence_due(n: _Node, its) -> list[Action] | None:
+    evidence = [i for i in its if i.mark == "D" and i.obligation.startswith("evidence:")]
+    if not evidence:
+        return None
+    i = evidence[0]
+    spec = next((ev for ev in n.plan.node(n.id).evidence if i.obligation == f"evidence:{ev.id}"), None)
+    role = spec.by if spec else "reviewer"
+    return [_halt(n.id, n.a, f"{i.obligation} needs manual evidence ({spec.what if spec else ''})".rstrip(" ()"),
+                  "owner" if role == "owner" else "human",
+                  f"owed evidence {n.id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
+                  f"--as {role}:<id> --candidate {n.slot.cand.commit[:12]}")]
+
+
+def _merge_due(n: _Node, its) -> list[Action] | None:
+    """Accepted: merge, unless this driver saw the merge refused for this candidate (code conflict → rebase)."""
+    if not accepted(n.state, n.plan, n.id):
+        return None
+    refused = n.facts.merge_refused.get(n.id)
+    if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):
+        if refused.code == Conflict.code:
+            return [Action("rebase", n.id, n.a, detail=refused.reason)]
+        return [_halt(n.id, n.a, f"merge refused: {refused.reason}", "human", f"owed merge {n.id}")]
+    return [Action("merge", n.id, n.a)]
 
 
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
@@ -329,7 +381,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     if merges and not facts.merging and not facts.trunk_moved:
         out.insert(0, Action("merge", merges[0], state.nodes[merges[0]].slot.attempt))
     # Dispatch ready nodes.
-    from owed.views.status import ready_nodes
+    from owed.readiness import ready_nodes
 
     opened = len(open_nodes)
     open_writes = [plan.node(n).writes for n in open_nodes if plan.node(n)]

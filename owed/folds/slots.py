@@ -9,6 +9,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused
+from owed.readiness import unmerged_deps  # the one readiness rule
 from owed.state import Cand, NodeRec, Slot, State
 
 
@@ -24,11 +25,6 @@ def parent_or_owner(e: E.Entry) -> None:
 def planned(state: State, e, plan) -> None:
     if plan.node(e.node) is None:
         raise refuse(e, f"unknown node {e.node!r} (not in plan #{state.plan.seq})")
-
-
-def unmerged_deps(state: State, plan, node_id: str) -> list[str]:
-    node = plan.node(node_id)
-    return [d for d in node.deps if state.nodes.get(d) is None or state.nodes[d].merged is None]
 
 
 def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:

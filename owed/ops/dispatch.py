@@ -33,25 +33,9 @@ def _branch_name(template: str, node, attempt: int) -> str:
 
 
 def readiness_problem(ctx: Context, node_id: str) -> str | None:
-    from owed.folds.slots import unmerged_deps
+    from owed.readiness import not_ready
 
-    state, plan = ctx.state, ctx.plan
-    node = plan.node(node_id)
-    if node is None:
-        return f"unknown node {node_id!r} (not in the current plan)"
-    rec = state.nodes.get(node_id)
-    if rec and rec.merged is not None:
-        return f"{node_id} is already merged (#{rec.merged})"
-    if state.open_slot(node_id):
-        return f"{node_id} already has an open slot (attempt {rec.slot.attempt} at {rec.slot.worktree})"
-    if rec and rec.held is not None:
-        return f"{node_id} is held by abandon #{rec.held}: release it with owed resume {node_id} --note ..."
-    if node.later:
-        return f"{node_id} is marked later (backlog): remove `later` in a plan update first"
-    missing = unmerged_deps(state, plan, node_id)
-    if missing:
-        return f"{node_id} is not ready: waiting for {', '.join(missing)} to merge"
-    return None
+    return not_ready(ctx.state, ctx.plan, node_id)
 
 
 def overlapping(ctx: Context, node) -> list[str]:
@@ -182,45 +166,13 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
             raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
         undo = _Rollback()
         try:
-            created = []
-            probe = root
-            while not probe.exists():
-                created.append(probe)
-                probe = probe.parent
-            root.mkdir(parents=True, exist_ok=True)
-            for d in reversed(created):  # undo runs last-added first: the deepest directory goes first
-                undo.add(lambda d=d: d.rmdir())
-            root = root.resolve()
-            wt = root / f"{node_id}-{attempt}"
-            if wt.exists():
-                raise Refused(f"worktree path {wt} already exists; remove it first")
-            try:
-                inside = root.relative_to(main.resolve())
-            except ValueError:
-                inside = None
-            if inside is not None and str(inside) != ".":
-                from owed.git import exclude_literal
-
-                top = str(inside).split("/")[0]
-                added = repo.append_info_exclude([exclude_literal(top + "/")])
-                if added:
-                    undo.add(lambda: repo.remove_info_exclude_bytes(added))
-            repo.add_worktree(wt, branch, base)
-            undo.add(lambda: repo.delete_ref_cas(f"refs/heads/{branch}", base))
-            undo.add(lambda: (repo.remove_worktree(wt, force=True), shutil.rmtree(wt, ignore_errors=True)))
+            wt = _make_worktree(repo, main, root, node_id, attempt, branch, base, undo)
             from owed.interrupts import measuring
 
             with measuring():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
                 setup_note = _setup(ctx, wt, undo)
             rulings = _rulings(ctx, node_id)
-            packet = {
-                "node": node_id, "attempt": attempt, "worktree": str(wt), "branch": branch, "base": base,
-                "title": node.title, "brief": node.brief, "writes": list(node.writes),
-                "checks": [{"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red} for c in node.checks],
-                "review": {"count": node.review.count, "min_rank": node.review.min_rank},
-                "rulings": rulings, "setup": setup_note, "overlaps": overlaps,
-                "submit": f"owed submit {node_id}",
-            }
+            packet = _packet(node, attempt, wt, branch, base, rulings, setup_note, overlaps)
             sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
             seen = max((r["seq"] for r in rulings), default=0)
 
@@ -234,6 +186,50 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
             undo.run()
             raise
     return written[0], packet
+
+
+def _make_worktree(repo, main: Path, root: Path, node_id: str, attempt: int, branch: str, base: str,
+                   undo: _Rollback) -> Path:
+    """The slot worktree on a new branch at base, its missing parent directories and the info/exclude
+    line for an in-repository worktree root, each with its undo step."""
+    created = []
+    probe = root
+    while not probe.exists():
+        created.append(probe)
+        probe = probe.parent
+    root.mkdir(parents=True, exist_ok=True)
+    for d in reversed(created):  # undo runs last-added first: the deepest directory goes first
+        undo.add(lambda d=d: d.rmdir())
+    root = root.resolve()
+    wt = root / f"{node_id}-{attempt}"
+    if wt.exists():
+        raise Refused(f"worktree path {wt} already exists; remove it first")
+    try:
+        inside = root.relative_to(main.resolve())
+    except ValueError:
+        inside = None
+    if inside is not None and str(inside) != ".":
+        from owed.git import exclude_literal
+
+        top = str(inside).split("/")[0]
+        added = repo.append_info_exclude([exclude_literal(top + "/")])
+        if added:
+            undo.add(lambda: repo.remove_info_exclude_bytes(added))
+    repo.add_worktree(wt, branch, base)
+    undo.add(lambda: repo.delete_ref_cas(f"refs/heads/{branch}", base))
+    undo.add(lambda: (repo.remove_worktree(wt, force=True), shutil.rmtree(wt, ignore_errors=True)))
+    return wt
+
+
+def _packet(node, attempt: int, wt: Path, branch: str, base: str, rulings: list, setup_note, overlaps) -> dict:
+    return {
+        "node": node.id, "attempt": attempt, "worktree": str(wt), "branch": branch, "base": base,
+        "title": node.title, "brief": node.brief, "writes": list(node.writes),
+        "checks": [{"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red} for c in node.checks],
+        "review": {"count": node.review.count, "min_rank": node.review.min_rank},
+        "rulings": rulings, "setup": setup_note, "overlaps": overlaps,
+        "submit": f"owed submit {node.id}",
+    }
 
 
 def render_packet(entry: E.Dispatch, packet: dict) -> str:

@@ -85,7 +85,8 @@ def node_phase(state, plan, node, ready: set[str]) -> dict:
 
 
 def build(state, plan) -> dict:
-    from owed.views.status import invariant_status, ready_nodes
+    from owed.readiness import ready_nodes
+    from owed.views.status import invariant_status
 
     ready = set(ready_nodes(state, plan))
     nodes = [node_phase(state, plan, n, ready) for n in plan.nodes]

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from owed.views.status import parse_ts, ready_nodes
+from owed.readiness import ready_nodes
+from owed.views.status import parse_ts
 
 
 def open_work(state, plan) -> list[str]:

@@ -18,6 +18,7 @@ import os
 from datetime import datetime, timezone
 
 from owed.acceptance import accepted, active_blocks, items
+from owed import readiness
 from owed.views.next import next_items
 
 
@@ -40,21 +41,6 @@ def age(ts: str, now: datetime) -> str:
     if s < 86400:
         return f"{s // 3600}h"
     return f"{s // 86400}d"
-
-
-def ready_nodes(state, plan) -> list[str]:
-    from owed.plan.graph import dependent_counts
-
-    merged = state.merged
-    out = []
-    for n in plan.nodes:
-        rec = state.nodes.get(n.id)
-        if n.id in merged or n.later or (rec and (rec.held is not None or (rec.slot and rec.slot.open))):
-            continue
-        if all(d in merged for d in n.deps):
-            out.append(n.id)
-    weight = dependent_counts(plan, merged)
-    return sorted(out, key=lambda i: (-weight.get(i, 0), i))
 
 
 def invariant_status(state, plan) -> tuple[int, list[dict]]:
@@ -164,7 +150,7 @@ def node_needs(state, plan, node_id: str) -> list[dict]:
         if any(d not in state.merged for d in node.deps):
             phase = "waiting"
         return _needs(state, plan, node_id, phase, its)
-    if node.later or not all(d in state.merged for d in node.deps):
+    if not readiness.ready(state, plan, node_id):
         return []
     ov = sorted(o for o, w in _open_writes(state, plan).items() if may_overlap(list(node.writes), list(w)))
     return [_ready_need(node_id, ov)]
@@ -200,7 +186,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         for d in rec.defers:
             if d.used is None:
                 debt.append(f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}")
-    ready = ready_nodes(state, plan)
+    ready = readiness.ready_nodes(state, plan)
     open_writes = _open_writes(state, plan)
     from owed.globs import may_overlap
 

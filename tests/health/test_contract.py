@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The pure core: values in, values out. No clock, no files, no processes, no git, no ledger store.
 PURE = [
     "owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
-    "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/folds/*.py",
+    "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/readiness.py", "owed/folds/*.py",
     "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
     "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py",
     "owed/views/idle.py", "owed/views/metrics.py",
@@ -25,6 +25,7 @@ PURE = [
 EDGES_IN_PURE = {"owed/plan/shell_lint.py"}
 EFFECT_MODULES = {"os", "subprocess", "time", "signal", "shutil", "tempfile", "socket", "threading", "select",
                   "runner", "driver", "anyio", "trio", "psutil"}
+VALUE_MODULES = ("runner.spec",)  # RunSpec, Outcome and template checks: values, no processes
 EDGE_PREFIXES = ("owed.git", "owed.gitops", "owed.ledger", "owed.ops", "owed.cli", "owed.interrupts",
                  "owed.measure.run", "owed.measure.shell", "owed.measure.items", "owed.obligations")
 
@@ -53,8 +54,8 @@ def test_pure_modules_import_no_edge_and_no_effects():
     for p in files(*PURE):
         if _rel(p) in EDGES_IN_PURE:
             continue
-        hits = sorted(m for m in imports_of(p)
-                      if m.split(".")[0] in EFFECT_MODULES or m.startswith(EDGE_PREFIXES))
+        hits = sorted(m for m in imports_of(p) if not m.startswith(VALUE_MODULES)
+                      and (m.split(".")[0] in EFFECT_MODULES or m.startswith(EDGE_PREFIXES)))
         if hits:
             bad[_rel(p)] = hits
     assert not bad, f"pure modules importing edges or effects: {bad}"
@@ -93,6 +94,7 @@ def test_ruff():
 
 MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
+             "owed/readiness.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py"]
 
 
@@ -105,3 +107,23 @@ def test_mypy_on_the_pure_core():
 def test_no_test_double_in_the_shipped_package():
     shipped = [p for p in files("owed/**/*.py", "driver/**/*.py", "runner/**/*.py") if "STANDIN" in p.read_text()]
     assert not shipped, shipped
+
+
+# Functions over 60 lines not split yet (issue 11 item 4 continues): the list may only shrink.
+LONG_KNOWN = {
+    "owed/measure/run.py:measure", "owed/obligations.py:owed", "owed/ops/amend.py:amend",
+    "owed/views/why.py:render", "owed/ledger/store.py:verify", "owed/acceptance.py:item_for",
+    "owed/views/why.py:build", "owed/gitops/proc.py:_pump", "driver/loop.py:main", "owed/ops/adopt.py:adopt",
+    "owed/ops/planning.py:update", "driver/demo.py:plan_text", "owed/ops/sweep.py:sweep",
+    "owed/ops/review.py:review",
+}
+
+
+def test_no_new_function_over_60_lines_and_loop_under_400():
+    long = set()
+    for p in files("owed/**/*.py", "driver/**/*.py"):
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60:
+                long.add(f"{_rel(p)}:{n.name}")
+    assert long <= LONG_KNOWN, f"new functions over 60 lines: {sorted(long - LONG_KNOWN)}"
+    assert len((ROOT / "driver" / "loop.py").read_text().splitlines()) < 400

@@ -1,0 +1,158 @@
+"""The driver's foreground actions, one function per action kind (the `PERFORM` table).
+
+Each takes the running `Driver` (its ledger context, pool and remembered refusals), the action and the
+pass's state and plan, records its intent in the ledger first (idempotent: a retry appends nothing) and
+returns a one-line outcome for the log. Background actions (attest, merge) are `Driver.background`.
+"""
+
+from __future__ import annotations
+
+from owed.errors import OwedError
+
+
+def agent_for(plan, node_id: str, role: str):
+    """(name, agent config, model) for a role on a node: the node's drive override, else the plan's."""
+    cfg = plan.drive_config
+    base = cfg.writer if role == "writer" else cfg.reviewer
+    node = plan.node(node_id)
+    override = getattr(node.drive, role, None) if node.drive else None
+    name = (override.agent if override and override.agent else None) or (base.agent if base else None)
+    model = (override.model if override and override.model else None) or (base.model if base else None)
+    if name is None or name not in cfg.agents:
+        return None, None, None
+    return name, cfg.agents[name], model
+
+
+def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict) -> None:
+    node_id = rid.split(":")[2]
+    slot = state.open_slot(node_id)
+    name, agent, model = agent_for(plan, node_id, role)
+    if agent is None:
+        raise RuntimeError(f"no drive.{role} agent configured for {node_id}")
+    env = {"OWED_NODE": node_id, "OWED_ATTEMPT": str(slot.attempt), "OWED_ROLE": role, "OWED_MODEL": model or "",
+           **extra_env}
+    cwd = slot.worktree if role == "writer" else drv.root
+    drv.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
+                   timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
+                   shell=plan.exec_config.shell)
+
+
+def halt(drv, node, attempt, reason, needs, command) -> None:
+    from owed import entries as E
+
+    def make(st):
+        rec = st.nodes.get(node)
+        if rec is None or rec.halt is not None:
+            return []
+        return [E.Halt(seq=-1, ts="", prev="", by="parent:drive", node=node, attempt=attempt, reason=reason,
+                       needs=needs, command=command)]
+
+    drv.ctx.ledger.append(make)
+
+
+def _carried(state, node_id: str) -> int:
+    """The newest ruling for this node a launch or follow-up carries (0: none)."""
+    return max((r.seq for r in state.rules if "*" in r.nodes or node_id in r.nodes), default=0)
+
+
+def dispatch(drv, act, state, plan) -> str:
+    from owed.ops.dispatch import dispatch as do_dispatch
+
+    entry, packet = do_dispatch(drv.root, act.node, allow_overlap=False, as_=None, by="parent:drive", ctx=drv.ctx)
+    return f"attempt {entry.attempt} at {packet['worktree']}"
+
+
+def launch(drv, act, state, plan) -> str:
+    from driver import messages as M
+    from owed import entries as E
+    from owed.canon import canonical
+
+    name, agent, model = agent_for(plan, act.node, act.role)
+    if agent is None:
+        halt(drv, act.node, act.attempt, f"no drive.{act.role} agent configured", "human",
+             f"owed edit: set drive.{act.role}.agent and drive.agents.<name>.command in the plan")
+        return "halted: no agent configured"
+    if act.role == "writer":
+        task, extra = M.writer_task(state, plan, act.node), {}
+    else:
+        task, extra = M.reviewer_task(state, plan, act.node, act.n)
+    spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
+            "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else drv.root,
+            "wrap": agent.wrap if agent.wrap is None or isinstance(agent.wrap, str) else list(agent.wrap)}
+    sha = drv.ctx.ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))
+    carried = _carried(state, act.node)
+
+    def make(st):
+        rec = st.nodes.get(act.node)
+        if rec is None or act.rid in rec.runs:
+            return []
+        return [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
+                         role=act.role, rid=act.rid, spec=sha, generation=1, rulings=carried or None)]
+
+    drv.ctx.ledger.append(make)
+    start_run(drv, state, plan, act.rid, act.role, 1, task, extra)
+    return f"{act.role} {act.rid} started"
+
+
+def start(drv, act, state, plan) -> str:
+    import json
+
+    ledger = drv.ctx.ledger
+    node_id = act.rid.split(":")[2]
+    run = state.nodes[node_id].runs[act.rid]
+    spec = json.loads(ledger.get_blob(run.spec))
+    task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
+    start_run(drv, state, plan, act.rid, run.role, act.generation, task, spec.get("env") or {})
+    return f"{act.rid} generation {act.generation} (re)started"
+
+
+def send(drv, act, state, plan) -> str:
+    from driver import messages as M
+    from owed import entries as E
+
+    text = M.follow_up(state, plan, act.node, act.reason)
+    sha = drv.ctx.ledger.put_blob(text.encode())
+    carried = _carried(state, act.node)
+
+    def make(st):
+        run = st.nodes[act.node].runs.get(act.rid)
+        if run is None or run.generation >= act.generation:
+            return []
+        return [E.Send(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
+                       rid=act.rid, send_kind="follow-up", message=sha, reason=act.reason,
+                       generation=act.generation, rulings=carried or None)]
+
+    drv.ctx.ledger.append(make)
+    start_run(drv, state, plan, act.rid, "writer", act.generation, text, {})
+    return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
+
+
+def halt_act(drv, act, state, plan) -> str:
+    halt(drv, act.node, act.attempt, act.reason, act.needs, act.command)
+    return f"{act.reason} → {act.command}" if act.command else act.reason
+
+
+def rebase(drv, act, state, plan) -> str:
+    from owed import entries as E
+
+    slot = state.open_slot(act.node)
+    drv.ctx.ledger.append(lambda st: [E.Rebase(seq=-1, ts="", prev="", by="parent:drive", node=act.node,
+                                               attempt=slot.attempt, base=st.trunk_commit, from_=slot.base)])
+    drv.merge_refused.pop(act.node, None)
+    return f"slot base moved to trunk {state.trunk_commit[:12]}"
+
+
+def notify(drv, act, state, plan) -> str:
+    return act.reason
+
+
+PERFORM = {"dispatch": dispatch, "launch": launch, "start": start, "send": send, "halt": halt_act,
+           "rebase": rebase, "notify": notify}
+
+
+def perform(drv, act, state, plan) -> str:
+    """Blocking: perform one foreground action; returns a one-line outcome."""
+    fn = PERFORM.get(act.kind)
+    if fn is None:
+        raise OwedError(f"unknown action {act.kind}")
+    return fn(drv, act, state, plan)

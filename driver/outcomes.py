@@ -1,0 +1,64 @@
+"""What a background `owed attest|merge <node> --json` child said, and what the driver remembers of it.
+
+The driver decides on exit codes and on the JSON error document's `code` (owed/errors.py), never on
+message text: a merge refused as `stale` is retried next pass; any other refusal is remembered as a
+`Refusal` (policy: `conflict` → rebase, others → halt); an attest that recorded no verdict is counted
+(`NoVerdict`: twice → halt); busy retries; anything else backs off.
+"""
+
+from __future__ import annotations
+
+import json
+
+from driver.policy import NoVerdict, Refusal
+from owed.errors import EXIT_BUSY, EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Refused, Stale
+
+
+def error_of(line: str) -> tuple[str | None, str | None]:
+    """(code, message) of a JSON error document, or (None, None) when the line is not one."""
+    try:
+        doc = json.loads(line)
+        return doc.get("code"), doc.get("error")
+    except (ValueError, AttributeError):
+        return None, None
+
+
+def _last_line(text: str) -> str:
+    text = text.strip()
+    return text.splitlines()[-1] if text else ""
+
+
+def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at: int) -> str:
+    last = _last_line(text)
+    if code == EXIT_OK:
+        return "merged"
+    if code == EXIT_REFUSED:
+        err_code, reason = error_of(last)
+        reason = reason or "refused"
+        if err_code == Stale.code:
+            return f"retry next pass: {reason}"
+        drv.merge_refused[node] = Refusal(cand_seq, err_code or Refused.code, reason, at)
+        return f"refused: {reason}"
+    if code == EXIT_BUSY:
+        return "busy; retry next pass"
+    drv._backoff(node)
+    return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
+
+
+def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at: int) -> str:
+    last = _last_line(text)
+    if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
+        try:
+            doc = json.loads(last)
+            recorded = [o for o in doc.get("recorded", []) if o.get("verdict") != "error"]
+        except ValueError:
+            recorded = []
+        if not recorded:
+            prev = drv.attest_errors.get(node)
+            n = prev.count + 1 if prev and prev.cand == cand_seq else 1
+            drv.attest_errors[node] = NoVerdict(cand_seq, n, at)
+        return {EXIT_OK: "accepted", EXIT_REFUSED: "new failure", EXIT_OPEN: "obligations open"}[code]
+    if code == EXIT_BUSY:
+        return "busy; retry next pass"
+    drv._backoff(node)
+    return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
