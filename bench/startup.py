@@ -3,7 +3,8 @@
 owed is installed the way a user installs it: a fresh venv, `pip install .` (not editable), bytecode
 compiled. Its dependencies come from the project's .venv through a .pth line, so no index is needed.
 Every figure is the median of N fresh processes; the commands are interleaved round-robin so drift on
-this noisy machine hits all of them alike. `ratio` is median / median of `python -c pass`.
+this noisy machine hits all of them alike. `ratio` is median / median of `python -c pass`; `cpu_ratio` the
+same for CPU time (user + sys, with the git children), which a loaded machine distorts far less.
 
 - baseline                 python -c pass (the installed venv's python)
 - version, help, cmd_help  owed --version, owed --help, owed status --help        (target <= 3x)
@@ -49,6 +50,17 @@ def install(tmp: Path, python: str) -> Path:
     return venv / "bin"
 
 
+def run_counted(cmd: list[str], env: dict, cwd) -> tuple[int, float, str]:
+    """Exit code, CPU seconds (user + sys of the process and its reaped children, e.g. git) and stderr.
+    CPU time hardly moves when other work shares the machine; wall time does."""
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    p.stderr.close()
+    return p.returncode, ru.ru_utime + ru.ru_stime, err.decode(errors="replace")
+
+
 def git_wrapper(bindir: Path, stamp: Path) -> None:
     real = shutil.which("git")
     bindir.mkdir()
@@ -92,6 +104,7 @@ def main() -> None:
             "verify": [owed, "verify"],
         }
         walls: dict[str, list[float]] = {k: [] for k in cmds}
+        cpus: dict[str, list[float]] = {k: [] for k in cmds}
         first_git: list[float] = []
         stamp = tmp / "git.stamp"
         git_wrapper(tmp / "gitbin", stamp)
@@ -99,19 +112,22 @@ def main() -> None:
         for _ in range(a.runs):
             for name, cmd in cmds.items():
                 t0 = time.perf_counter()
-                r = subprocess.run(cmd, env=env, cwd=work, capture_output=True)
+                code, cpu, err = run_counted(cmd, env, work)
                 walls[name].append(time.perf_counter() - t0)
-                if r.returncode != 0:
-                    raise SystemExit(f"{cmd} exited {r.returncode}: {r.stderr.decode()[-500:]}")
+                cpus[name].append(cpu)
+                if code != 0:
+                    raise SystemExit(f"{cmd} exited {code}: {err[-500:]}")
             stamp.unlink(missing_ok=True)
             t0 = time.time_ns()
             subprocess.run([owed, "dispatch", "n999"], env=wenv, cwd=work, capture_output=True)
             first_git.append((int(stamp.read_text()) - t0) / 1e9)
         base = statistics.median(walls["baseline"])
+        cbase = statistics.median(cpus["baseline"])
         for name, w in walls.items():
-            med = statistics.median(w)
+            med, cpu = statistics.median(w), statistics.median(cpus[name])
             print(json.dumps({"figure": name, "median_s": round(med, 4), "min_s": round(min(w), 4),
-                              "ratio": round(med / base, 2), "runs": a.runs, "entries": a.entries}))
+                              "ratio": round(med / base, 2), "cpu_ms": round(cpu * 1000, 1),
+                              "cpu_ratio": round(cpu / cbase, 2), "runs": a.runs, "entries": a.entries}))
         med = statistics.median(first_git)
         print(json.dumps({"figure": "write_to_first_git", "median_s": round(med, 4), "min_s": round(min(first_git), 4),
                           "ratio": round(med / base, 2), "runs": a.runs}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-import typer
+from owed.cli import decl as typer
 
 from owed.cli.app import app
 from owed.cli.output import emit
