@@ -1,4 +1,4 @@
-"""Live progress on a terminal: attest, merge and genesis show one live line per running measurement on a pty
+"""Live progress on a terminal: attest, merge, genesis and sweep show one live line per running measurement on a pty
 (item, elapsed, last output line), and nothing extra when stdout is a pipe or with --json; the foreground
 driver's summary line on a pty. Real CLI in a child process, a real pseudo-terminal."""
 
@@ -26,6 +26,7 @@ PLAN = textwrap.dedent(f"""\
       - id: greet
         writes: [hi.txt]
         checks: [{{id: content, run: '{SLOW}', timeout_s: 30, reads: [hi.txt]}}]
+    sweep: {{run: 'echo sweeping-all-suites; sleep 1.2; true', timeout_s: 30}}
     """)
 
 
@@ -61,6 +62,13 @@ def test_genesis_and_attest_show_a_live_line_per_running_measurement_on_a_termin
     assert ("compiling" in {last for _, last in lines}) and ("linking-step-42" in {last for _, last in lines}), out
     assert max(float(s) for s, _ in lines) >= 1.0  # the elapsed time moves while it runs
     assert "✔ check:content pass" in out  # and the command's own report follows
+
+
+def test_sweep_shows_its_measurement(repo):
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    code, out = on_pty(["sweep"], repo)
+    assert code == 0, out
+    assert re.search(r"measuring trunk sweep · \d+\.\ds · sweeping-all-suites", out), out
 
 
 def test_merge_shows_the_merge_tree_measurements(repo):
