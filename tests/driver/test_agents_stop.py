@@ -95,7 +95,10 @@ def test_a_killed_supervisor_shows_lost_and_stop_clears_its_orphaned_agent(pool,
     os.kill(v.pid, signal.SIGKILL)
     v = wait_state(pool, RID, "lost")
     assert v.exit_code is None and not v.ok
-    assert len(marked(m)) == 4  # the agent outlived its supervisor
+    # The runner's guardian ends the agent's group with its supervisor (issue 10 A2); only the member that
+    # left the group (setsid) is still an orphan, for stop to clear.
+    wait_for(lambda: [" ".join(p.cmdline()) for p in marked(m)] == [f"sleep 302.{m}"], timeout=5,
+             what="the agent's group to die with its supervisor")
     start(pool, RID, command, tmp_path)  # a generation that once started is never run twice
     assert pool.view(RID).state == "lost" and len(pids.read_text().split()) == 1
     pool.stop(RID)
