@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from tests.e2e.conftest import plan_text, survivors
 
+HANG_S = 10  # long enough for a mirror and a session to start on a loaded 2-core machine
+
 COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
 
 
@@ -32,7 +34,7 @@ def measured_plan(wrap: str, here: str, mark: str) -> str:
                 timeout_s: 60
               - id: hangs
                 run: 'echo started; sleep 300.{mark} & wait'
-                timeout_s: 3
+                timeout_s: {HANG_S}
         """).replace("invariants: []\n", "")
 
 
@@ -66,7 +68,8 @@ def measure_through_wrapper(flow, wrap: str, here: str, mark: str) -> dict:
     assert "Exited with exit code" not in f.blob(obs["fails"]["log"])  # the wrapper adds no text of its own
     hangs = obs["hangs"]
     assert hangs["verdict"] == "error" and hangs["timed_out"] is True
-    assert hangs["note"] == "timeout after 3s; last output:\n  started"
+    # "started" proves the command was running remotely when the timeout ended it.
+    assert hangs["note"] == f"timeout after {HANG_S}s; last output:\n  started", hangs["note"]
     assert survivors(f"300.{mark}", timeout=10) == []
     return obs
 
