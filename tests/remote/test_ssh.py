@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+from pathlib import Path
 
 from tests.conftest import git
 from tests.driver.test_drive_e2e import entries, make, owed
@@ -13,11 +16,18 @@ from tests.remote.engines import free_port
 
 
 def test_checks_and_an_invariant_run_in_the_mirror(sshd, flow, mark):
-    # The mirror lives under ~/.cache/owed-remote on the far side and has no .git: a pass proves the copy ran.
+    # The mirror lives under $OWED_SSH_ROOT on the far side and has no .git: a pass proves the copy ran.
     here = 'case "$PWD" in */.cache/owed-remote/*) test ! -e .git ;; *) false ;; esac'
-    obs = measure_through_wrapper(flow, f"{WRAP}/ssh -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}",
-                                  here, mark)
-    assert obs["passes"]["exit"] == 0
+    # A root relative to the remote home, like the default (the far side is this machine, as root).
+    root = f".cache/owed-remote-test-{mark}"
+    mirrors = Path(os.path.expanduser("~")) / root
+    wrap = f"OWED_SSH_ROOT={root} {WRAP}/ssh -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}"
+    try:
+        obs = measure_through_wrapper(flow, wrap, here.replace(".cache/owed-remote", root), mark)
+        assert obs["passes"]["exit"] == 0
+        assert mirrors.is_dir() and list(mirrors.iterdir()) == []  # every copy was removed after its run
+    finally:
+        shutil.rmtree(mirrors, ignore_errors=True)
 
 
 def test_a_transport_failure_could_not_run(sshd, flow):
