@@ -191,7 +191,7 @@ class Child:
         """End of the run: adopted daemons carrying its token are killed and reaped, the guardian forgets it."""
         if not self.swept:
             self.swept = True
-            guard.sweep(self.token)
+            guard.sweep(self.token, pgid=self.pgid)
             guard.unwatch(self.pgid)
         self.close_pipe()
         if self.pidfd is not None:

@@ -106,14 +106,26 @@ def _carries(pid: int, token: bytes) -> bool:
         return False
 
 
-def sweep(token: str, deadline_s: float = 2.0) -> int:
-    """Kill and reap adopted children carrying `token` and their descendants; returns how many were killed."""
+def _in_group(pid: int, pgid: int) -> bool:
+    """Whether `pid` is still in the run's process group or session (readable for zombies too, whose
+    environment is gone: a group member killed with its group re-parents to us as a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return pgid in (int(fields[2]), int(fields[3]))  # pgrp, session
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def sweep(token: str, deadline_s: float = 2.0, pgid: int | None = None) -> int:
+    """Kill and reap adopted children carrying `token` (or, with `pgid`, still in the run's group or session,
+    zombies included) and their descendants; returns how many were killed."""
     if not _subreaper:
         return 0
     mark = f"OWED_RUN_TOKEN={token}".encode()
     me, killed, end = os.getpid(), 0, time.monotonic() + deadline_s
     while time.monotonic() < end:
-        mine = [p for p in _children(me) if _carries(p, mark)]
+        mine = [p for p in _children(me) if _carries(p, mark) or (pgid is not None and _in_group(p, pgid))]
         if not mine:
             break
         tree, todo = [], list(mine)

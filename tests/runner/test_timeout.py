@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import psutil
+
 import runner
 from runner import RunSpec, quote_word
 
@@ -178,3 +180,17 @@ def test_on_timeout_hook_goes_through_the_same_wrapper(tmp_path):
     o = runner.run_sync(RunSpec("sleep 1000", cwd=tmp_path, timeout_s=0.3, grace_s=0.2, wrap=["env", "VIA_WRAP=yes"],
                                 on_timeout="echo wrapped=$VIA_WRAP"))
     assert o.timed_out and o.hook_output == b"wrapped=yes\n"
+
+
+def test_group_members_killed_with_the_group_are_reaped_not_left_as_our_zombies(execute, tmp_path):
+    """The runner is its callers' subreaper: a member of the run's group whose parent died first re-parents
+    to us, and once the group kill reaches it, it is a zombie without an environment (no token to read).
+    It is reaped by group membership, so nothing of the run stays in our process table."""
+    pids = tmp_path / "pids"
+    o = execute(RunSpec(sh(f"sleep 30 & echo $! > {pids}; wait"), cwd=tmp_path, timeout_s=0.4, grace_s=0.3))
+    assert o.timed_out
+    pid = read_pids(pids, 1)[0]
+    end = time.monotonic() + 3
+    while time.monotonic() < end and any(p.pid == pid for p in psutil.Process().children(recursive=True)):
+        time.sleep(0.05)
+    assert not any(p.pid == pid for p in psutil.Process().children(recursive=True))
