@@ -25,6 +25,7 @@ PLAN = textwrap.dedent("""\
     closure: [plan.yaml]
     invariants:
       - {id: tree, run: 'test -f README.md', timeout_s: 30, reads: ["**"]}
+    sweep: {run: 'test -f README.md', timeout_s: 30}
     nodes:
       - id: greet
         title: Greeting
@@ -109,6 +110,7 @@ def walk(root: Path) -> Walk:
     w.call("status (start)", "status")
     w.call("graph", "graph")
     w.call("idle", "idle", code=3)
+    w.call("sweep", "sweep", "--no-lease")
     w.call("decoy digest", "decoy", "digest", str(_decoys(root)))
     w.call("decoy commit", "decoy", "commit", w.docs["decoy digest"]["digest"])
 

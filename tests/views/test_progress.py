@@ -110,3 +110,14 @@ def test_driver_on_a_pipe_prints_no_summary(tmp_path):
                        timeout=240, stdin=subprocess.DEVNULL)
     assert r.returncode == 0 and "driver started" in r.stdout
     assert "owed drive:" not in r.stdout and "\x1b" not in r.stdout + r.stderr
+
+
+def test_driver_on_a_terminal_keeps_a_live_summary_line(tmp_path):
+    from driver.demo import build
+
+    repo = build(tmp_path / "demo")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    code, out = on_pty(["drive", "--once"], repo)
+    assert code == 0 and "driver started" in out, out
+    assert re.search(r"owed drive: in progress \d+.* · waiting \d+ · needs you \d+ · merged \d+ \(of 6 nodes\)", out), out
+    assert "driver exit: idle" in out  # the event lines still print, above the live line
