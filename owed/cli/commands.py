@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "brief": "owed.cli.cmd_ledger",
     "adopt": "owed.cli.cmd_ledger",
     "amend": "owed.cli.cmd_ledger",
+    "edit": "owed.cli.cmd_edit",
     "dispatch": "owed.cli.cmd_work",
     "submit": "owed.cli.cmd_work",
     "attest": "owed.cli.cmd_work",

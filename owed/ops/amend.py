@@ -24,7 +24,8 @@ from owed.ops import authority
 from owed.ops.context import Context
 
 
-def _edit(text: str, node_id: str, paths: list[str]) -> str:
+def round_trip(text: str):
+    """A comment-preserving ruamel.yaml loader/dumper set up for the file's list style."""
     from ruamel.yaml import YAML
 
     yaml = YAML()
@@ -34,6 +35,17 @@ def _edit(text: str, node_id: str, paths: list[str]) -> str:
     m = re.search(r"^(\s*)[A-Za-z_]+:\s*\n(\s*)- ", text, re.M)
     if m and len(m.group(2)) > len(m.group(1)):
         yaml.indent(mapping=2, sequence=len(m.group(2)) - len(m.group(1)) + 2, offset=len(m.group(2)) - len(m.group(1)))
+    return yaml
+
+
+def dump(yaml, doc) -> str:
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
+
+
+def _edit(text: str, node_id: str, paths: list[str]) -> str:
+    yaml = round_trip(text)
     doc = yaml.load(text)
     for node in doc.get("nodes") or []:
         if node.get("id") == node_id:
@@ -47,9 +59,7 @@ def _edit(text: str, node_id: str, paths: list[str]) -> str:
             break
     else:
         raise Refused(f"node {node_id} is not in the plan file")
-    out = io.StringIO()
-    yaml.dump(doc, out)
-    return out.getvalue()
+    return dump(yaml, doc)
 
 
 def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | None, as_: str | None,

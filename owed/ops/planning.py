@@ -117,7 +117,6 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
 
 
 def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: bool, note: str | None) -> PlanResult:
-    from owed.plan.downgrades import downgrades
     from owed.plan.load import plan_sha
     from owed.plan.validate import warnings as plan_warnings
 
@@ -131,48 +130,16 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
         return PlanResult(entry=None, sha=sha, plan=src.plan, unchanged=True)
     if src.plan.trunk != state.trunk:
         raise Refused(f"the trunk cannot change (ledger trunk is {state.trunk!r}, plan says {src.plan.trunk!r})")
-    from owed.plan.allow import hint, uncovered
-
     prior_plan = ledger.plan(state.plan.sha)
     lint_warnings = shell_lint(src.source, src.plan, prior_plan)
-    found = downgrades(prior_plan, src.plan)
-    missing = uncovered(prior_plan, src.plan, found) if found else []
-    if found and not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
-        # Every downgrade is covered by an allow rule of the prior plan: the parent may make it alone
-        # (it stays listed as a downgrade, labelled as made under that allowance).
-        by, channel = authority.actor(as_, "parent:cli"), None
-    elif found:
-        listed = "; ".join(f"{d.node}: {d.what}" for d in missing or found)
-        if as_ and P.role_of(as_) != "owner":
-            extra = hint(missing)
-            raise Refused(f"plan downgrades need the owner (refused for {as_}; no allow rule covers them): {listed}",
-                          hint=extra)
-        if not (note or "").strip():
-            raise Refused(f"plan downgrades need --note saying why: {listed}")
-        by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]} with downgrades: {listed}\nNote: {note}")
-    elif as_ and P.role_of(as_) == "owner":
-        by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]}")
-    else:
-        by, channel = authority.actor(as_, "parent:cli"), None
-        if P.role_of(by) not in ("parent", "owner"):
-            raise Refused(f"{by} may not record a plan (owner or parent only)")
+    by, channel, found = authorize(prior_plan, src.plan, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ledger.put_blob(src.blob)
     prior = state.plan.sha
     carries, not_carried = _carries(repo, state, prior_plan, src.plan)
 
     def make(st):
-        if st.plan.sha != prior:
-            raise Stale("the plan changed while this update was prepared; retry")
-        entry = E.Plan(seq=-1, ts="", prev="", by=by, channel=channel, prior=prior, plan=sha, path=src.path,
-                       rev=src.rev, note=note or None,
-                       downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))
-        # The candidates this plan invalidates only in checks/writes are carried in the same step: a submit
-        # by owed of the same commit on the same base, with keys recomputed under the new plan.
-        carry = [E.Submit(by="executor:owed", node=n, attempt=a, commit=c, keys=k, carry=st.seq + 1)
-                 for n, (a, c, k) in carries.items()
-                 if (slot := st.open_slot(n)) is not None and slot.attempt == a and slot.cand is not None
-                 and slot.cand.commit == c]
-        return [entry, *carry]
+        return plan_entries(st, by=by, channel=channel, prior=prior, sha=sha, path=src.path, rev=src.rev,
+                            note=note, found=found, carries=carries)
 
     after, written = ledger.append(make)
     res = PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found,
@@ -181,6 +148,56 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
     res.carried = [(e.node, e.seq, after.nodes[e.node].slot.dropped.seq) for e in written[1:]]
     res.not_carried = not_carried
     return res
+
+
+def authorize(prior_plan, new, sha: str, *, as_: str | None, i_am_owner: bool,
+              note: str | None) -> tuple[str, str | None, list]:
+    """Who records `new` over `prior_plan`: (principal, channel, downgrades). A parent alone when nothing is
+    weakened or every downgrade is covered by an allow rule of the prior plan; otherwise the owner, with a
+    note. Refuses a parent's uncovered downgrades (with the allow-rule hint when they only widen writes)."""
+    from owed.plan.allow import hint, uncovered
+    from owed.plan.downgrades import downgrades
+
+    found = downgrades(prior_plan, new)
+    missing = uncovered(prior_plan, new, found) if found else []
+    if found and not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
+        # Every downgrade is covered by an allow rule of the prior plan: the parent may make it alone
+        # (it stays listed as a downgrade, labelled as made under that allowance).
+        return authority.actor(as_, "parent:cli"), None, found
+    if found:
+        listed = "; ".join(f"{d.node}: {d.what}" for d in missing or found)
+        if as_ and P.role_of(as_) != "owner":
+            raise Refused(f"plan downgrades need the owner (refused for {as_}; no allow rule covers them): {listed}",
+                          hint=hint(missing))
+        if not (note or "").strip():
+            raise Refused(f"plan downgrades need --note saying why: {listed}")
+        by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]} with downgrades: {listed}\nNote: {note}")
+        return by, channel, found
+    if as_ and P.role_of(as_) == "owner":
+        by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]}")
+        return by, channel, found
+    by = authority.actor(as_, "parent:cli")
+    if P.role_of(by) not in ("parent", "owner"):
+        raise Refused(f"{by} may not record a plan (owner or parent only)")
+    return by, None, found
+
+
+def plan_entries(st, *, by: str, channel: str | None, prior: str, sha: str, path: str | None, rev: str | None,
+                 note: str | None, found: list, carries: dict) -> list:
+    """Inside the lock: the plan entry and the carry submits of the candidates it keeps (refuses when the
+    plan moved since `prior` was read)."""
+    if st.plan.sha != prior:
+        raise Stale("the plan changed while this update was prepared; retry")
+    entry = E.Plan(seq=-1, ts="", prev="", by=by, channel=channel, prior=prior, plan=sha, path=path,
+                   rev=rev, note=note or None,
+                   downgrades=tuple(E.Downgrade(node=d.node, what=d.what) for d in found))
+    # The candidates this plan invalidates only in checks/writes are carried in the same step: a submit
+    # by owed of the same commit on the same base, with keys recomputed under the new plan.
+    carry = [E.Submit(by="executor:owed", node=n, attempt=a, commit=c, keys=k, carry=st.seq + 1)
+             for n, (a, c, k) in carries.items()
+             if (slot := st.open_slot(n)) is not None and slot.attempt == a and slot.cand is not None
+             and slot.cand.commit == c]
+    return [entry, *carry]
 
 
 def _carries(repo: Repo, state, old, new) -> tuple[dict, list]:

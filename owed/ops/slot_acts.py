@@ -101,6 +101,21 @@ def answer(cwd: str, node_id: str, text: str, *, as_: str | None = None, i_am_ow
     return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": writer})
 
 
+def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],
+                 expect: str | None) -> E.Resume:
+    """Inside the lock: the resume of the open slot, or the release of a hold (refused otherwise)."""
+    rec = state.nodes.get(node_id)
+    base = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
+    if state.open_slot(node_id) is None:
+        if rec is None or rec.held is None:
+            raise Refused(f"{node_id} has no open slot to resume and is not held (next: owed dispatch {node_id})")
+        if after or expect:
+            raise Refused(f"{node_id} is held: a hold release takes neither --after nor --expect; "
+                          f"release it (owed resume {node_id} --note ...), dispatch, then resume with them")
+        return E.Resume(**base, release="hold")
+    return E.Resume(**base, after=after, expect=expect)
+
+
 def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), expect: str | None = None,
            as_: str | None = None, i_am_owner: bool = False) -> Done:
     if expect not in (None, "report"):
@@ -114,16 +129,7 @@ def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), ex
             raise Refused(f"{node_id} cannot wait for itself (--after {a})")
 
     def make(state):
-        rec = state.nodes.get(node_id)
-        base = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
-        if state.open_slot(node_id) is None:
-            if rec is None or rec.held is None:
-                raise Refused(f"{node_id} has no open slot to resume and is not held (next: owed dispatch {node_id})")
-            if after or expect:
-                raise Refused(f"{node_id} is held: a hold release takes neither --after nor --expect; "
-                              f"release it (owed resume {node_id} --note ...), dispatch, then resume with them")
-            return [E.Resume(**base, release="hold")]
-        return [E.Resume(**base, after=after, expect=expect)]
+        return [resume_entry(state, node_id, by=by, channel=channel, note=note, after=after, expect=expect)]
 
     state, written = ctx.ledger.append(make)
     e = written[0]

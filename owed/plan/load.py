@@ -137,6 +137,11 @@ def parse_plan(data: bytes | str, *, source: str = "plan", fmt: str | None = Non
     return plan
 
 
+def raw_document(data: bytes | str, *, source: str = "plan", fmt: str | None = None) -> Any:
+    """The plan document as the strict loader reads it (plain mappings, lists, scalars), before validation."""
+    return _raw(data, source, fmt)
+
+
 def read_plan_file(path: str | Path) -> tuple[Plan, bytes]:
     """Read and parse a plan file; returns the plan and the file's bytes as read."""
     try:

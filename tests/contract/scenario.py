@@ -152,6 +152,8 @@ def walk(root: Path) -> Walk:
     w.call("adopt", "adopt", "--note", "a notes file")
     w.call("rebase", "rebase", "third")
     w.call("amend", "amend", "third", "--writes", "+third2.txt", "--note", "one more file")
+    w.call("edit --dry-run", "edit", "third", "--set", "title=The third node", "--note", "retitle", "--dry-run")
+    w.call("edit", "edit", "third", "--set", "title=The third node", "--note", "retitle")
     w.call("plan (unchanged)", "plan", "plan.yaml")
     with open(w.repo / "plan.yaml", "a") as f:
         f.write("  - id: fifth\n    writes: [five.txt]\n    later: true\n")
