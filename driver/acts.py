@@ -56,9 +56,15 @@ def _carried(state, node_id: str) -> int:
 
 
 def dispatch(drv, act, state, plan) -> str:
+    from owed.errors import Stale
     from owed.ops.dispatch import dispatch as do_dispatch
 
-    entry, packet = do_dispatch(drv.root, act.node, allow_overlap=False, as_=None, by="parent:drive", ctx=drv.ctx)
+    try:
+        entry, packet = do_dispatch(drv.root, act.node, allow_overlap=False, as_=None, by="parent:drive", ctx=drv.ctx)
+    except Stale as e:
+        if getattr(e, "cas_exhausted", False):  # the ledger kept moving: not a problem of the node's
+            return "retry next pass (the ledger moved during each dispatch attempt)"
+        raise
     return f"attempt {entry.attempt} at {packet['worktree']}"
 
 

@@ -8,7 +8,10 @@ template (checked with check-ref-format), worktree `<root>/<node>-<attempt>`, `.
 added to the common info/exclude, the plan's `slot_setup`/`setup` run in the worktree (600 s; tracked
 changes refused; new untracked outputs excluded and verified ignored) → the `dispatch` entry with the
 packet as a blob. Any failure rolls back every step (worktree, branch, created directories, appended
-exclude bytes) and records nothing.
+exclude bytes) and records nothing. When the ledger moved between the read under the dispatch lock and
+the append (trunk, plan or the node changed: a compare-and-swap refusal, `Stale`), the round is rolled back
+and retried quietly with a fresh state — at most CAS_ATTEMPTS rounds in all, and only after a complete
+rollback; the last refusal carries `cas_exhausted` (the driver reports `retry next pass`).
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from pathlib import Path
 import msgspec
 
 from owed import entries as E
-from owed.errors import Refused, UsageError
+from owed.errors import Refused, Stale, UsageError
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
 
 SETUP_TIMEOUT_S = 600
+CAS_ATTEMPTS = 3  # the initial round and two retries
 
 
 def _branch_name(template: str, node, attempt: int) -> str:
@@ -64,13 +68,17 @@ class _Rollback:
     def add(self, fn) -> None:
         self.steps.append(fn)
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """True when every step succeeded."""
+        ok = True
         for fn in reversed(self.steps):
             try:
-                fn()
+                if fn() is False:
+                    ok = False
             except Exception:  # noqa: BLE001 - rollback keeps going
-                pass
+                ok = False
         self.steps.clear()
+        return ok
 
 
 def _setup(ctx: Context, wt: Path, undo: _Rollback) -> str | None:
@@ -149,42 +157,70 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
 
     ready(ctx)  # refuse early, without waiting for the lock
     with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
-        # Again under the lock: a dispatch that held it meanwhile may have opened an overlapping slot.
-        ctx = ctx.fresh()
-        node, overlaps = ready(ctx)
-        repo, plan = ctx.repo, ctx.plan
-        rec = ctx.state.nodes.get(node_id)
-        attempt = (rec.attempts if rec else 0) + 1
-        base = ctx.state.trunk_commit
-        wcfg = plan.worktrees_config
-        branch = _branch_name(wcfg.branch, node, attempt)
-        if not repo.check_ref_format_branch(branch):
-            raise UsageError(f"branch name {branch!r} from the worktrees.branch template is not valid")
-        main = Path(repo.main_worktree)
-        root = (main / wcfg.root) if not os.path.isabs(wcfg.root) else Path(wcfg.root)
-        if repo.branch_oid(branch) is not None and not _reclaim(repo, branch, base, root / f"{node_id}-{attempt}"):
-            raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
-        undo = _Rollback()
-        try:
-            wt = _make_worktree(repo, main, root, node_id, attempt, branch, base, undo)
-            from owed.interrupts import measuring
+        for round_ in range(1, CAS_ATTEMPTS + 1):
+            try:
+                return _open(ctx, node_id, by, ready)
+            except _Moved as moved:
+                # The ledger moved between reading it (under the dispatch lock) and the append: retry with a
+                # fresh state, once the rollback is complete; a failed rollback or the last round refuses.
+                if round_ == CAS_ATTEMPTS or not moved.rolled_back:
+                    moved.refusal.cas_exhausted = moved.rolled_back
+                    raise moved.refusal from None
+    raise AssertionError("unreachable")
 
-            with measuring():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
-                setup_note = _setup(ctx, wt, undo)
-            rulings = _rulings(ctx, node_id)
-            packet = _packet(node, attempt, wt, branch, base, rulings, setup_note, overlaps)
-            sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
-            seen = max((r["seq"] for r in rulings), default=0)
 
-            def make(state):
-                return [E.Dispatch(seq=-1, ts="", prev="", by=by, node=node_id, attempt=attempt, base=base,
-                                   branch=branch, worktree=str(wt), packet=sha, rulings_seen=seen,
-                                   overlaps=tuple(overlaps))]
+class _Moved(Exception):
+    def __init__(self, refusal: Stale, rolled_back: bool):
+        self.refusal, self.rolled_back = refusal, rolled_back
 
-            _, written = ctx.ledger.append(make)
-        except BaseException:
-            undo.run()
-            raise
+
+def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, dict]:
+    """One round under the dispatch lock: fresh state, readiness and overlap again, the worktree, setup and
+    the entry; any failure rolls back every step."""
+    # Again under the lock: a dispatch that held it meanwhile may have opened an overlapping slot.
+    ctx = ctx.fresh()
+    node, overlaps = ready(ctx)
+    repo, plan = ctx.repo, ctx.plan
+    rec = ctx.state.nodes.get(node_id)
+    attempt = (rec.attempts if rec else 0) + 1
+    base = ctx.state.trunk_commit
+    wcfg = plan.worktrees_config
+    branch = _branch_name(wcfg.branch, node, attempt)
+    if not repo.check_ref_format_branch(branch):
+        raise UsageError(f"branch name {branch!r} from the worktrees.branch template is not valid")
+    main = Path(repo.main_worktree)
+    root = (main / wcfg.root) if not os.path.isabs(wcfg.root) else Path(wcfg.root)
+    if repo.branch_oid(branch) is not None and not _reclaim(repo, branch, base, root / f"{node_id}-{attempt}"):
+        raise Refused(f"branch {branch} already exists; remove it or change worktrees.branch")
+    undo = _Rollback()
+    try:
+        wt = _make_worktree(repo, main, root, node_id, attempt, branch, base, undo)
+        from owed.interrupts import measuring
+
+        with measuring():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
+            setup_note = _setup(ctx, wt, undo)
+        rulings = _rulings(ctx, node_id)
+        packet = _packet(node, attempt, wt, branch, base, rulings, setup_note, overlaps)
+        sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
+        seen = max((r["seq"] for r in rulings), default=0)
+
+        prior = (base, ctx.state.plan.sha, attempt - 1)
+
+        def make(state):
+            now = state.nodes.get(node_id)
+            if (state.trunk_commit, state.plan.sha, now.attempts if now else 0) != prior or state.open_slot(node_id):
+                raise Stale(f"the ledger moved while {node_id} was being dispatched (trunk, plan or the node "
+                            "changed); retry")
+            return [E.Dispatch(seq=-1, ts="", prev="", by=by, node=node_id, attempt=attempt, base=base,
+                               branch=branch, worktree=str(wt), packet=sha, rulings_seen=seen,
+                               overlaps=tuple(overlaps))]
+
+        _, written = ctx.ledger.append(make)
+    except Stale as e:
+        raise _Moved(e, undo.run()) from None
+    except BaseException:
+        undo.run()
+        raise
     return written[0], packet
 
 

@@ -10,8 +10,8 @@
   yet; delivery to a running writer comes with `owed drive`). Record only.
 - resume: on a held node, releases the hold (`release: "hold"`); on an open slot, a fresh start, an
   explicit wait `--after a,b` (until they merge) or `--expect report`.
-- abandon: closes the open slot; `--hold` appends the hold in the same locked append, so dispatch refuses
-  until `owed resume`.
+- abandon: closes the open slot, also of a node removed from the plan since (an orphaned slot); `--hold`
+  appends the hold in the same locked append, so dispatch refuses until `owed resume`.
 - rebase: moves the open slot's base to the ledger trunk (the parent, the owner, or the slot's writer inside
   its worktree) and invalidates the candidate; prints the `git rebase --onto` to run and the range-diff
   hint. Refused while the ledger trunk has not moved.
@@ -150,7 +150,12 @@ def abandon(cwd: str, node_id: str, *, note: str, hold: bool = False, as_: str |
     what = f"Abandon {node_id}{' and hold it' if hold else ''}: {note}"
     by, channel = parent_or_owner(as_, i_am_owner, "abandon", what)
     ctx = Context.load(cwd)
-    known_node(ctx.plan, node_id)
+    if ctx.plan.node(node_id) is None:
+        # A node removed from the plan while its slot was open: abandon still closes the slot.
+        if ctx.state.open_slot(node_id) is None:
+            known_node(ctx.plan, node_id)
+        if hold:
+            raise Refused(f"{node_id} is no longer in the plan: a hold is moot (abandon it without --hold)")
 
     def make(state):
         slot = state.open_slot(node_id)

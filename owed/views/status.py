@@ -3,7 +3,8 @@
 `build(state, plan, now, facts)` is pure; `status_view` gathers `facts` (trunk ref, trunk worktree).
 Text:
   owed: <M> merged · <R> in progress · <A> need you · trunk <name> <short> <✔|✘> invariants (<ok>/<n>)
-  Needs you (<A>):            <node>: <plain reason> → <command>      (or `Needs you: none`)
+  Needs you (<A>):            <node>: <plain reason> → <command>      (or `Needs you: none`); orphaned
+                              slots (node removed from the plan, slot open) first after the trunk's
   In progress (<R>):          <node>: writing | measuring | reviewing | blocked | accepted (merge pending) … <age>
   Debt:                       trunk-red invariants, owner defers still binding, waivers of open nodes
   Ready (<n>):                by unfinished transitive dependents; overlaps with open slots marked
@@ -129,6 +130,15 @@ def trunk_needs(state, facts: dict) -> list[dict]:
     return needs
 
 
+def orphan_needs(state, plan) -> list[dict]:
+    """Open slots of nodes the current plan no longer has: only an abandon closes them."""
+    return [{"node": n, "reason": f"removed from the plan (plan #{state.plan.seq}) with its slot open "
+                                  f"(attempt {rec.slot.attempt})",
+             "command": f"owed abandon {n} --note \"...\""}
+            for n, rec in sorted(state.nodes.items())
+            if rec.slot is not None and rec.slot.open and plan.node(n) is None]
+
+
 def _ready_need(n: str, overlaps: list[str]) -> dict:
     return {"node": n, "reason": "ready" + (f" (overlaps open slot of {', '.join(overlaps)})" if overlaps else ""),
             "command": f"owed dispatch {n}"}
@@ -160,7 +170,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
     progress, debt = [], []
-    needs = trunk_needs(state, facts)
+    needs = trunk_needs(state, facts) + orphan_needs(state, plan)
     for r in invs:
         if r["verdict"] in ("fail", "conflict"):
             debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
