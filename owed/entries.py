@@ -226,6 +226,7 @@ class Adopt(Entry, tag="adopt"):
     changed: tuple[str, ...]
     note: str
     keys: dict[str, str] = {}  # invariant id -> key on the adopted commit
+    under: int | None = None  # a parent's adoption: the seq of the entry that last set `allow` (its adopt scopes)
 
 
 class Escape(Entry, tag="escape"):

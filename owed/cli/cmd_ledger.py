@@ -179,7 +179,7 @@ def adopt(
     res = run(os.getcwd(), note=note or "", commit=commit, as_=as_, i_am_owner=i_am_owner)
     e = res.entry
     emit({"seq": e.seq, "by": e.by, "channel": e.channel, "prior": e.prior, "commit": e.commit, "commits": e.commits,
-          "changed": list(e.changed), "note": e.note, "observations": [o.seq for o in res.observations]},
+          "changed": list(e.changed), "note": e.note, "underAllowance": e.under, "observations": [o.seq for o in res.observations]},
          json, render(res))
 
 

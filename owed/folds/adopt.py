@@ -1,6 +1,8 @@
 """Fold of `adopt`: the owner records trunk commits made outside owed (a release commit, a hotfix).
 
-Checked on append and on replay alike: an owner act with a note; the ledger's trunk; `prior` is the ledger
+Checked on append and on replay alike: an owner act with a note — or a parent's (never parent:drive) when
+every changed path lies inside an `allow: adopt:` scope of the plan, with `under` citing the entry that last
+set `allow`; the ledger's trunk; `prior` is the ledger
 trunk and `commit` a different commit (a fast-forward of it: owed checks ancestry with git before
 recording); at least one commit; a key for every invariant of the plan; genesis measured; and the adopt
 guard — no new debt: an invariant whose key is unchanged inherits trunk's status; one that passed on the
@@ -10,6 +12,7 @@ ledger trunk must pass on its new key; debt that already existed does not block.
 from __future__ import annotations
 
 from owed import entries as E
+from owed import globs
 from owed import principals as P
 from owed.errors import Stale
 from owed.folds.slots import refuse
@@ -40,9 +43,29 @@ def adopt_problems(state: State, plan, e: E.Adopt) -> list[str]:
     return out
 
 
+def outside_adopt_scope(plan, changed) -> str | None:
+    """The first changed path no `allow: adopt:` scope of `plan` covers ("" when the plan has no adopt scope)."""
+    scopes = [p for r in plan.allow if r.adopt for p in r.adopt]
+    if not scopes:
+        return ""
+    return next((path for path in changed if not globs.writes_match_any(scopes, path)), None)
+
+
 def fold_adopt(state: State, e: E.Adopt, plan) -> None:
-    if P.role_of(e.by) != "owner":
-        raise refuse(e, "adopting trunk commits is an owner act")
+    role = P.role_of(e.by)
+    if role == "parent" and e.by != P.DRIVER:
+        # A parent adopts alone only commits whose every changed path lies in an adopt scope of the plan,
+        # citing the owner act that set those scopes.
+        outside = outside_adopt_scope(plan, e.changed)
+        if outside is not None:
+            raise refuse(e, "a parent adopts only commits inside the plan's allow adopt scopes"
+                            + (f" ({outside} is outside)" if outside else " (the plan has none)"))
+        if e.under != state.allow_seq:
+            raise refuse(e, f"a parent's adoption cites the allowance of plan #{state.allow_seq}", Stale)
+    elif role != "owner":
+        raise refuse(e, "adopting trunk commits is an owner act (or a parent's within allow adopt scopes)")
+    elif e.under is not None:
+        raise refuse(e, "an owner's adoption cites no allowance")
     if not e.note.strip():
         raise refuse(e, "an adoption needs a note saying what the commits are")
     if e.trunk != state.trunk:

@@ -1,4 +1,6 @@
-"""`owed adopt --note T [--commit C]`: the owner records trunk commits made outside owed.
+"""`owed adopt --note T [--commit C]`: the owner records trunk commits made outside owed; `--as parent:<id>`
+adopts without the owner when every changed path lies in an `allow: adopt:` scope of the plan (the refusal
+names the first path outside), recorded with `under` = the entry that last set `allow`.
 
 Order: the commit is exactly what refs/heads/<trunk> points to (`--commit` must equal it) → it differs from
 the ledger trunk (else `nothing to adopt`) → it is a fast-forward of it (a rewritten or reset trunk cannot be
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed import entries as E
+from owed import principals as P
 from owed.errors import Refused, Stale, UsageError
 from owed.ledger.lock import DirLock
 from owed.ops import authority
@@ -59,9 +62,24 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
     count = repo.count_commits(prior, ref)
     changed = repo.changed_paths(prior, ref)
     shown = "\n".join(changed[:50]) + (f"\n… +{len(changed) - 50} more paths" if len(changed) > 50 else "")
-    by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
-                                                    f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
-                                                    f"{shown}\nNote: {note}")
+    under = None
+    if as_ and P.role_of(as_) == "parent" and not i_am_owner:
+        # A parent adopts alone, with no prompt, only inside the plan's allow adopt scopes.
+        from owed.folds.adopt import outside_adopt_scope
+
+        by, channel = authority.actor(as_, "parent:cli"), None
+        outside = outside_adopt_scope(ctx.plan, changed)
+        if outside == "":
+            raise Refused(f"{by} may not adopt: the plan has no allow adopt scope (the owner adopts, or add "
+                          f"allow: [{{adopt: [...]}}] in a plan update)")
+        if outside is not None:
+            raise Refused(f"{by} may not adopt {prior[:12]}..{ref[:12]}: {outside} is outside the plan's allow "
+                          f"adopt scopes; the owner adopts it")
+        under = st.allow_seq
+    else:
+        by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
+                                                        f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
+                                                        f"{shown}\nNote: {note}")
     observed = []
     with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
         ctx.reload()
@@ -80,11 +98,13 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
         if measured:
             observed = record_all(ctx, measured)
         draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,
-                        changed=tuple(changed), note=note, keys=keys)
+                        changed=tuple(changed), note=note, keys=keys, under=under)
 
         def make(state):
             if state.trunk_commit != prior:
                 raise Stale("the ledger trunk moved meanwhile; retry")
+            if under is not None and state.allow_seq != under:
+                raise Stale("the plan's allowance changed meanwhile; retry")
             if repo.branch_oid(state.trunk) != ref:
                 raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
             problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)
@@ -98,8 +118,9 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
 
 def render(res: AdoptResult) -> str:
     e = res.entry
+    who = f"{e.by} under allowance (plan #{e.under})" if e.under is not None else f"{e.by} ({e.channel})"
     lines = [f"Adopted {e.prior[:12]}..{e.commit[:12]} ({e.commits} commit{'s' if e.commits != 1 else ''}) "
-             f"as the ledger trunk: adopt #{e.seq} by {e.by} ({e.channel}): {e.note}"]
+             f"as the ledger trunk: adopt #{e.seq} by {who}: {e.note}"]
     for o in res.observations:
         lines.append(f"  {'✔' if o.verdict == 'pass' else '✘'} trunk {o.obligation} {o.verdict} #{o.seq}")
     lines.append(f"Changed paths ({len(e.changed)}): " + (", ".join(e.changed[:20]) + (" …" if len(e.changed) > 20 else "")

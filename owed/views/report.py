@@ -88,7 +88,8 @@ def build_report(entries, since: str | None) -> dict:
             plans.append({"seq": e.seq, "by": e.by, "note": e.note,
                           "downgrades": [f"{d.node}: {d.what}" for d in e.downgrades]})
         elif k == "adopt":
-            adoptions.append({"seq": e.seq, "by": e.by, "commit": e.commit, "commits": e.commits, "note": e.note})
+            adoptions.append({"seq": e.seq, "by": e.by, "commit": e.commit, "commits": e.commits, "note": e.note,
+                              "under": e.under})
         elif k == "escape":
             escapes.append({"seq": e.seq, "node": e.node, "merge": e.merge, "class": e.class_, "note": e.note})
         elif k == "halt":
@@ -126,7 +127,9 @@ def render_report(r: dict) -> str:
                 for a in r["ownerDecisions"]]
     if r["adoptions"]:
         out.append("Trunk adoptions:")
-        out += [f"  #{a['seq']} {a['commits']} commit(s) → {a['commit'][:12]}: {a['note']}" for a in r["adoptions"]]
+        out += [f"  #{a['seq']} {a['commits']} commit(s) → {a['commit'][:12]}: {a['note']}"
+                + (f" (adopted by {a['by']} under allowance (plan #{a['under']}))" if a.get("under") is not None else "")
+                for a in r["adoptions"]]
     m = r.get("escapeMetric")
     if r["escapes"] or (m and (m["total"] or m["decoys"])):
         out.append("Escapes:")

@@ -43,6 +43,20 @@ SWEEP_BYTES = (
 )
 SWEEP_HASH = "bbdb105a92a1bbe326f7234a869977d8ecdee6be34eedb820ad4518d374aec89"
 
+# A parent's adoption inside the plan's allow adopt scopes: `under` cites the entry that last set `allow`
+# (0, the genesis, is kept: only an absent value is omitted).
+ADOPT = E.Adopt(seq=4, ts="2026-11-30T09:00:04.000Z", prev=SWEEP_HASH, by="parent:p", trunk="main", prior="3" * 40,
+                commit="4" * 40, commits=1, changed=("testdata/x.txt",), note="new fixtures", keys={"unit": "e" * 64},
+                under=0)
+ADOPT_BYTES = (
+    b'{"by":"parent:p","changed":["testdata/x.txt"],"commit":"4444444444444444444444444444444444444444","commits":1,'
+    b'"keys":{"unit":"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"},"kind":"adopt",'
+    b'"note":"new fixtures","prev":"bbdb105a92a1bbe326f7234a869977d8ecdee6be34eedb820ad4518d374aec89",'
+    b'"prior":"3333333333333333333333333333333333333333","seq":4,"trunk":"main","ts":"2026-11-30T09:00:04.000Z",'
+    b'"under":0}'
+)
+ADOPT_HASH = "67309ed1940c142aff699dc0a3396d03362560cf64f137faf0991dc3303820da"
+
 
 def test_genesis_vector():
     assert E.entry_bytes(GENESIS) == GENESIS_BYTES
@@ -67,7 +81,12 @@ def test_sweep_vector():
     assert E.seal(SWEEP).hash == SWEEP_HASH
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP])
+def test_parent_adopt_vector():
+    assert E.entry_bytes(ADOPT) == ADOPT_BYTES
+    assert sha256_hex(ADOPT_BYTES) == ADOPT_HASH and E.seal(ADOPT).hash == ADOPT_HASH
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)
