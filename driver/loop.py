@@ -199,6 +199,10 @@ class Driver:
         for act in acts:
             if self.stop_requested:
                 break
+            if act.kind == "merge" and self._adopter_waiting():
+                self.emit({"action": "merge", "node": act.node, "detail": "yields to a waiting adopter"},
+                          f"merge: {act.node} — yields to a waiting adopter", dedupe=f"adopt-yield:{act.node}")
+                continue
             if act.kind in ("attest", "merge"):
                 slot = state.open_slot(act.node)
                 cand_seq = slot.cand.seq if slot and slot.cand else None
@@ -236,6 +240,12 @@ class Driver:
             # One ledger-changing act per pass per node is decided on a fresh state: re-decide after acts
             # that change what the policy sees (dispatch, launch, send, rebase, halt).
         return done
+
+    def _adopter_waiting(self) -> bool:
+        """A live `owed adopt` pending marker: start no new merge (the running one finishes)."""
+        from owed.ops.adopt_wait import pending
+
+        return bool(pending(self.ctx.ledger.root))
 
     def _busy_runs(self) -> bool:
         return any(self.pool.view(rid).state in ("running", "starting") for rid in self._open_rids)

@@ -169,14 +169,17 @@ def brief(
 def adopt(
     note: Optional[str] = typer.Option(None, "--note", help="What the commits are (required)."),
     commit: Optional[str] = typer.Option(None, "--commit", help="Must equal what the trunk ref points to."),
+    wait: Optional[str] = typer.Option(None, "--wait", help="Seconds to wait for running merges and older adopters "
+                                                            "(one budget; default 60; fractions allowed)."),
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
 ) -> None:
     """Owner: record trunk commits made outside owed (a fast-forward), guarded against new invariant debt."""
     from owed.ops.adopt import adopt as run, render
+    from owed.ops.adopt_wait import parse_wait
 
-    res = run(os.getcwd(), note=note or "", commit=commit, as_=as_, i_am_owner=i_am_owner)
+    res = run(os.getcwd(), note=note or "", commit=commit, as_=as_, i_am_owner=i_am_owner, wait_s=parse_wait(wait))
     e = res.entry
     emit({"seq": e.seq, "by": e.by, "channel": e.channel, "prior": e.prior, "commit": e.commit, "commits": e.commits,
           "changed": list(e.changed), "note": e.note, "underAllowance": e.under, "observations": [o.seq for o in res.observations]},

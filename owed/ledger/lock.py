@@ -1,4 +1,4 @@
-"""Directory locks: `<name>/owner.json {pid, host, ts}`, taken atomically, stale ones broken.
+"""Directory locks: `<name>/owner.json {pid, host, ts, activity?}`, taken atomically, stale ones broken.
 
 A lock is taken by building `<name>.tmp.<pid>.<rand>/owner.json` and renaming that directory to
 `<name>`: the rename fails while `<name>` exists (it is never empty), so the lock appears with its
@@ -51,8 +51,9 @@ def read_owner(lock_dir: Path) -> dict | None:
 
 
 class DirLock:
-    def __init__(self, path: Path, *, timeout_s: float | None = None, what: str = "ledger"):
+    def __init__(self, path: Path, *, timeout_s: float | None = None, what: str = "ledger", activity: str | None = None):
         self.path = Path(path)
+        self.activity = activity  # what the holder does (`merge of a`, `adopt`): named in busy messages
         # OWED_LOCK_TIMEOUT (seconds) shortens the wait, for tests and impatient scripts.
         self.timeout_s = timeout_s if timeout_s is not None else float(os.environ.get("OWED_LOCK_TIMEOUT") or 60)
         self.what = what
@@ -62,7 +63,10 @@ class DirLock:
         tmp = self.path.with_name(f"{self.path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
         tmp.mkdir(parents=True)
         try:
-            (tmp / "owner.json").write_text(json.dumps({"pid": os.getpid(), "host": HOST, "ts": _now_iso()}))
+            owner = {"pid": os.getpid(), "host": HOST, "ts": _now_iso()}
+            if self.activity:
+                owner["activity"] = self.activity
+            (tmp / "owner.json").write_text(json.dumps(owner))
             try:
                 os.rename(tmp, self.path)
                 return True
@@ -106,8 +110,9 @@ class DirLock:
         self.held = True
 
     def busy_message(self, owner: dict) -> str:
+        doing = f" ({owner['activity']})" if owner.get("activity") else ""
         return (f"{self.what} lock busy for {self.timeout_s:g} s: held by pid {owner.get('pid', '?')} "
-                f"on {owner.get('host', '?')} since {owner.get('ts', '?')}")
+                f"on {owner.get('host', '?')}{doing} since {owner.get('ts', '?')} UTC")
 
     def release(self) -> None:
         if not self.held:

@@ -11,6 +11,8 @@ the same commit measures nothing new) → the adopt guard (owed/folds/adopt.py):
 ledger trunk and fails on the adopted commit refuses the adoption, naming the deciding observation (the
 observation stays recorded) → the `adopt` entry {trunk, prior, commit, commits, changed, note, keys}, only
 while the ref still points at that commit. Never moves a ref.
+`--wait SECONDS` (owed/ops/adopt_wait.py): one budget for waiting behind older adopters and for the merge
+lock; a pending marker meanwhile makes a running driver start no new merge.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed import principals as P
-from owed.errors import Refused, Stale, UsageError
+from owed.errors import Busy, Refused, Stale, UsageError
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -31,13 +33,8 @@ class AdoptResult:
     observations: list = field(default_factory=list)
 
 
-def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owner: bool) -> AdoptResult:
-    from owed.folds.adopt import adopt_problems
-    from owed.measure.items import invariant_keys
-    from owed.measure.run import Job, measure
-    from owed.interrupts import measuring
-    from owed.ops.attest import measure_genesis, record_all
-
+def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owner: bool,
+          wait_s: float | None = None) -> AdoptResult:
     if not (note or "").strip():
         raise UsageError("owed adopt needs --note saying what the commits are")
     ctx = Context.load(cwd)
@@ -81,38 +78,63 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
                                                         f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
                                                         f"{shown}\nNote: {note}")
     observed = []
-    with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
-        ctx.reload()
-        plan = ctx.plan
-        with measuring():
-            measure_genesis(ctx)
-            keys = invariant_keys(repo, plan, ref)
-            jobs = []
-            for inv in plan.invariants:
-                key = keys[inv.id]
-                agg = ctx.state.agg("trunk", f"inv:{inv.id}", key)
-                if key == ctx.state.trunk_keys.get(inv.id) or (agg is not None and (agg.passes or agg.fails)):
-                    continue
-                jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
-            measured = [measure(repo, plan, j) for j in jobs]
-        if measured:
-            observed = record_all(ctx, measured)
-        draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,
-                        changed=tuple(changed), note=note, keys=keys, under=under)
+    from owed.ops.adopt_wait import DEFAULT_WAIT_S, Budget, marker, wait_turn
 
-        def make(state):
-            if state.trunk_commit != prior:
-                raise Stale("the ledger trunk moved meanwhile; retry")
-            if under is not None and state.allow_seq != under:
-                raise Stale("the plan's allowance changed meanwhile; retry")
-            if repo.branch_oid(state.trunk) != ref:
-                raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
-            problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)
-            if problems:
-                raise Refused(f"adoption of {ref[:12]} refused: {'; '.join(problems)}; fix trunk, then adopt again")
-            return [draft]
+    budget = Budget(DEFAULT_WAIT_S if wait_s is None else wait_s)
+    with marker(ctx.ledger.root, budget) as mine:
+        # Merges yield to waiting adopters (oldest first): this one's turn, then the merge lock, in one budget.
+        wait_turn(ctx.ledger.root, mine, budget)
+        lock = DirLock(ctx.ledger.root / "locks" / "merge", what="merge", timeout_s=budget.remaining(),
+                       activity="adopt")
+        try:
+            lock.acquire()
+        except Busy as e:
+            raise Busy(f"adopt --wait {budget.seconds:g} s ran out: {e.message}") from None
+        try:
+            return _adopt_locked(ctx, repo, note=note, by=by, channel=channel, prior=prior, ref=ref, count=count,
+                                 changed=changed, under=under, observed=observed)
+        finally:
+            lock.release()
 
-        _, written = ctx.ledger.append(make)
+
+def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, under, observed) -> AdoptResult:
+    from owed.folds.adopt import adopt_problems
+    from owed.interrupts import measuring
+    from owed.measure.items import invariant_keys
+    from owed.measure.run import Job, measure
+    from owed.ops.attest import measure_genesis, record_all
+
+    ctx.reload()
+    plan = ctx.plan
+    with measuring():
+        measure_genesis(ctx)
+        keys = invariant_keys(repo, plan, ref)
+        jobs = []
+        for inv in plan.invariants:
+            key = keys[inv.id]
+            agg = ctx.state.agg("trunk", f"inv:{inv.id}", key)
+            if key == ctx.state.trunk_keys.get(inv.id) or (agg is not None and (agg.passes or agg.fails)):
+                continue
+            jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
+        measured = [measure(repo, plan, j) for j in jobs]
+    if measured:
+        observed = record_all(ctx, measured)
+    draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,
+                    changed=tuple(changed), note=note, keys=keys, under=under)
+
+    def make(state):
+        if state.trunk_commit != prior:
+            raise Stale("the ledger trunk moved meanwhile; retry")
+        if under is not None and state.allow_seq != under:
+            raise Stale("the plan's allowance changed meanwhile; retry")
+        if repo.branch_oid(state.trunk) != ref:
+            raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
+        problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)
+        if problems:
+            raise Refused(f"adoption of {ref[:12]} refused: {'; '.join(problems)}; fix trunk, then adopt again")
+        return [draft]
+
+    _, written = ctx.ledger.append(make)
     return AdoptResult(entry=written[0], observations=observed)
 
 

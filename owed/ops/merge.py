@@ -187,7 +187,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
 
     ctx = Context.load(cwd)
     node = _preflight(ctx, node_id)
-    with DirLock(ctx.ledger.root / "locks" / "merge", what="merge"):
+    with DirLock(ctx.ledger.root / "locks" / "merge", what="merge", activity=f"merge of {node_id}"):
         ctx.reload()
         plan, st, repo = ctx.plan, ctx.state, ctx.repo
         slot = st.open_slot(node_id)
