@@ -286,10 +286,13 @@ class Evidence(Entry, tag="evidence"):
 
 
 class Grant(Entry, tag="grant"):
+    """Out-of-writes paths of one candidate granted by owed under the plan's allow writes (0.17)."""
+
     node: str
     attempt: int
-    paths: tuple[str, ...]
-    note: str | None = None
+    commit: str
+    paths: tuple[str, ...]  # sorted exact changed paths
+    allowance: int  # seq of the genesis/plan entry that last set `allow`
 
 
 class Refresh(Entry, tag="refresh"):

@@ -21,6 +21,7 @@ from owed.errors import Refused, Stale
 from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds.adopt import fold_adopt
+from owed.folds.grants import fold_grant
 from owed.folds.sweeps import fold_sweep
 from owed.folds import judgments as J
 from owed.folds import slots as S
@@ -133,6 +134,7 @@ _FOLDS: dict[str, Callable[..., None]] = {
     "halt": D.fold_halt,
     "evidence": fold_evidence,
     "sweep": fold_sweep,
+    "grant": fold_grant,
 }
 
 

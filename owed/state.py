@@ -71,6 +71,11 @@ class Slot(_S):
     submits: int = 0
     overlaps: list[str] = []
     commits: list[list] = []  # [submit seq, commit] of every candidate the writer submitted (gc pins them)
+    grants: list[list] = []  # [grant seq, allowance, commit, [paths]] of this attempt (effective writes)
+
+    @property
+    def granted(self) -> tuple[str, ...]:
+        return tuple(p for g in self.grants for p in g[3])
 
 
 class ObsRec(_S):

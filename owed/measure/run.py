@@ -57,6 +57,7 @@ class Measured:
     timed_out: bool = False
     runs: list = field(default_factory=list)
     noisy: bool = False
+    grant: tuple[str, ...] = ()  # writes: out-of-writes paths to grant in the same append as this observation
 
     def entry(self, log_sha: str | None) -> E.Obs:
         j = self.job
@@ -254,15 +255,23 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def measure_writes(repo, node, job: Job) -> Measured:
+def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grantable=None) -> Measured:
+    """Changed paths against the effective writes: the node's scopes plus the attempt's exact grants.
+    `grantable(paths) -> (granted, {path: reason})` (attest only) grants covered paths now: they are
+    recorded with the observation, and the first reason of a refused path becomes the note."""
     t0 = time.monotonic()
     paths = repo.changed_paths(job.base, job.commit)
-    bad = writes_problem(node, paths)
+    bad = [p for p in writes_problem(node, paths) if p not in set(granted)]
+    new, reasons = grantable(bad) if grantable and bad else ([], {})
+    bad = [p for p in bad if p not in set(new)]
     log = [f"owed measurement: {job.subject} writes", f"commit: {job.commit}  base: {job.base}",
-           f"writes: {', '.join(node.writes)}", f"changed paths ({len(paths)}):", *("  " + p for p in paths)]
+           f"writes: {', '.join(node.writes)}", *([f"granted: {', '.join([*granted, *new])}"] if granted or new else []),
+           f"changed paths ({len(paths)}):", *("  " + p for p in paths)]
     if bad:
         shown = ", ".join(bad[:20]) + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
-        note = f"paths outside writes: {shown}"
+        first = next((reasons[p] for p in bad if p in reasons), None)
+        note = f"paths outside writes: {shown}" + (f" ({first})" if first else "")
         return Measured(job, "fail", note=note, failed=tuple(bad[:50]), log="\n".join(log + [note]).encode(),
-                        duration_ms=int((time.monotonic() - t0) * 1000))
-    return Measured(job, "pass", log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000))
+                        duration_ms=int((time.monotonic() - t0) * 1000), grant=tuple(sorted(new)))
+    return Measured(job, "pass", log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
+                    grant=tuple(sorted(new)))

@@ -34,6 +34,7 @@ class AttestResult:
     attempt: int
     commit: str
     recorded: list = field(default_factory=list)  # Obs entries
+    grants: list = field(default_factory=list)  # Grant entries recorded with them
     superseded: list = field(default_factory=list)  # Jobs
     reused: list = field(default_factory=list)  # obligations with evidence already
     exit_code: int = 0
@@ -144,14 +145,26 @@ def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Jo
         out = []
         superseded.clear()
         for m, sha in zip(measured, shas):
-            if _current(state, plan, m.job):
-                out.append(m.entry(sha))
-            else:
+            if not _current(state, plan, m.job):
                 superseded.append(m.job)
+                continue
+            if m.grant:
+                # The grant goes in the same append, right before the observation measured with it; if the
+                # fresh state no longer grants every path (another slot opened, allow changed), neither goes.
+                from owed.folds.grants import grantable
+
+                ok, refused = grantable(state, plan, m.job.subject, m.grant)
+                slot = state.open_slot(m.job.subject)
+                if refused or len(ok) != len(m.grant):
+                    superseded.append(m.job)
+                    continue
+                out.append(E.Grant(by="executor:owed", node=m.job.subject, attempt=slot.attempt, commit=m.job.commit,
+                                   paths=m.grant, allowance=state.allow_seq))
+            out.append(m.entry(sha))
         return out
 
     _, written = ctx.ledger.append(make)
-    return written, superseded
+    return [e for e in written if isinstance(e, E.Obs)], superseded
 
 
 def record_all(ctx: Context, measured: list[Measured]) -> list[E.Obs]:
@@ -185,7 +198,13 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
         with measuring():
             for job in jobs:
                 if split(job.obligation)[0] == "writes":
-                    measured.append(measure_writes(ctx.repo, node, job))
+                    from owed.folds.grants import grantable
+
+                    st, pl = ctx.state, ctx.plan
+                    # Grants only where the plan has allow writes at all (a plan without them keeps its notes).
+                    grants = (lambda bad: grantable(st, pl, node_id, bad)) if any(r.writes for r in pl.allow) else None
+                    measured.append(measure_writes(ctx.repo, node, job, granted=st.open_slot(node_id).granted,
+                                                   grantable=grants))
                 else:
                     measured.append(measure(ctx.repo, ctx.plan, job))
         written, superseded = record(ctx, measured) if measured else ([], [])
@@ -194,6 +213,9 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
     ctx.reload()
     res = AttestResult(node=node_id, attempt=slot.attempt, commit=cand.commit, recorded=written,
                        superseded=superseded, reused=reused)
+    now = ctx.state.open_slot(node_id)
+    res.grants = [g for g in (now.grants if now else [])
+                  if written and written[0].seq - 1 <= g[0] <= written[-1].seq]  # recorded by this attest
     res.open_items = [i for i in items(ctx.state, ctx.plan, node_id) if i.mark == "D"]
     new_fail = any(o.verdict == "fail" and not o.attribution and o.subject == node_id for o in written)
     res.exit_code = EXIT_REFUSED if new_fail else (EXIT_OK if accepted(ctx.state, ctx.plan, node_id) else EXIT_OPEN)
@@ -211,6 +233,8 @@ def render(res: AttestResult) -> str:
         out.append(f"  {marks[o.verdict]} {what} {o.verdict}{counts} #{o.seq}{extra} ({o.duration_ms} ms)")
         if o.note:  # a pass's note is a repeat tally (noisy (2/3 passed)) or ignored counts lines
             out += [f"      {ln}" for ln in o.note.splitlines()]
+    for seq, allowance, _commit, paths in res.grants:
+        out.append(f"  Granted writes: {', '.join(paths)} (#{seq}, allowance plan #{allowance})")
     if res.reused:
         out.append(f"  reused (evidence on the same key): {', '.join(res.reused)}")
     if res.superseded:
@@ -234,6 +258,7 @@ def to_json(res: AttestResult) -> dict:
         "recorded": [msgspec.to_builtins(o) for o in res.recorded],
         "superseded": [{"subject": j.subject, "obligation": j.obligation, "key": j.key} for j in res.superseded],
         "reused": res.reused,
+        "grants": [{"seq": g[0], "allowance": g[1], "paths": g[3]} for g in res.grants],
         "open": [{"obligation": i.obligation, "discharger": i.discharger} for i in res.open_items],
     }
 

@@ -50,7 +50,8 @@ def overlapping(ctx: Context, node) -> list[str]:
         if other_id == node.id or rec.slot is None or not rec.slot.open:
             continue
         other = ctx.plan.node(other_id)
-        if other is not None and may_overlap(list(node.writes), list(other.writes)):
+        # The other slot's effective writes: its scopes plus the exact paths owed granted its attempt.
+        if other is not None and may_overlap(list(node.writes), [*other.writes, *rec.slot.granted]):
             out.append(other_id)
     return sorted(out)
 

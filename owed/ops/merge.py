@@ -202,7 +202,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             jobs, reused = _merge_jobs(st, plan, node, m, pre, checks, invs)
             measured = [measure(repo, plan, j) for j in jobs]
             probes = _probes(ctx, node, pre, measured)
-            writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id))
+            writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
+                                    granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _ in probes if p is not None]) if measured else []
         if writes.verdict != "pass":
             raise GuardFailed(f"writes fails on the merge tree: {writes.note}")

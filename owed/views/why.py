@@ -113,6 +113,11 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
             row["blocks"] = i.blocks
         if i.hint:
             row["hint"] = i.hint
+        if i.obligation == "writes" and i.obs is not None and i.obs.verdict == "fail" and i.obs.failed:
+            from owed.folds.grants import writes_hint
+
+            hint = writes_hint(state, plan, node_id, i.obs.failed) if slot else None
+            row["outOfWrites"] = {"paths": list(i.obs.failed), **({"hint": hint} if hint else {})}
         rows.append(row)
     blocks = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "by": b.by, "rank": b.rank,
                "commit": b.commit, "note": b.note, "needs": b.needs, "flaky": b.flaky,
@@ -143,6 +148,8 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
         "accepted": bool(its) and not merged and accepted(state, plan, node_id),
         "items": rows, "blocks": blocks, "cleared": cleared, "untested": untested, "downgrades": downgrades,
         "superseded": superseded_blocks(state, plan, rec, plans) if plans is not None else [],
+        "grantedWrites": [{"seq": g[0], "allowance": g[1], "commit": g[2], "paths": g[3]}
+                          for g in (slot.grants if slot else [])],
         "next": _next(state, plan, node_id, merged),
     }
 
@@ -206,6 +213,10 @@ def render(v: dict) -> str:
             out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
         if r.get("hint"):
             out.append(f"      {r['hint']}")
+        if r.get("outOfWrites"):
+            out.append(f"      out of writes: {', '.join(r['outOfWrites']['paths'])}")
+            if r["outOfWrites"].get("hint"):
+                out.append(f"      hint: {r['outOfWrites']['hint']}")
     if v["blocks"]:
         out.append("Blocks:")
         for b in v["blocks"]:
@@ -225,6 +236,9 @@ def render(v: dict) -> str:
     if v["untested"]:
         shown = v["untested"][:20]
         out.append(f"Untested changes ({len(v['untested'])}): {', '.join(shown)}" + (" …" if len(v["untested"]) > 20 else ""))
+    for g in v.get("grantedWrites") or []:
+        shown = ", ".join(g["paths"][:20]) + (f" … +{len(g['paths']) - 20} more" if len(g["paths"]) > 20 else "")
+        out.append(f"Granted writes: {shown} (#{g['seq']}, allowance plan #{g['allowance']})")
     if v["downgrades"]:
         out.append("Plan downgrades:")
         out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")

@@ -117,8 +117,10 @@ def test_sweeps_are_executor_records_that_change_no_acceptance():
 def test_adopt_is_an_owner_act_on_the_ledger_trunk():
     b = Book(PLAN)
     draft = dict(trunk="main", prior="0" * 40, commit="1" * 40, commits=1, changed=("x",), note="release")
+    with pytest.raises(Refused, match="allow adopt scopes \\(the plan has none\\)"):
+        b.add(E.Adopt(by="parent:cli", **draft))  # a parent adopts only inside the plan's allow adopt scopes
     with pytest.raises(Refused, match="owner act"):
-        b.add(E.Adopt(by="parent:cli", **draft))
+        b.add(E.Adopt(by="writer:a-1", **draft))
     with pytest.raises(Refused, match="prior is not the ledger trunk"):
         b.add(E.Adopt(by="owner:cli", channel="delegated", **{**draft, "prior": "2" * 40}))
     with pytest.raises(Refused, match="needs a note"):

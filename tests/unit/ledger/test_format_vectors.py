@@ -81,12 +81,28 @@ def test_sweep_vector():
     assert E.seal(SWEEP).hash == SWEEP_HASH
 
 
+GRANT = E.Grant(seq=5, ts="2026-11-30T09:00:05.000Z", prev=ADOPT_HASH, by="executor:owed", node="KB4", attempt=2,
+                commit="5" * 40, paths=("app/src/entry/main.ts", "package.json"), allowance=0)
+GRANT_BYTES = (
+    b'{"allowance":0,"attempt":2,"by":"executor:owed","commit":"5555555555555555555555555555555555555555",'
+    b'"kind":"grant","node":"KB4","paths":["app/src/entry/main.ts","package.json"],'
+    b'"prev":"67309ed1940c142aff699dc0a3396d03362560cf64f137faf0991dc3303820da","seq":5,'
+    b'"ts":"2026-11-30T09:00:05.000Z"}'
+)
+GRANT_HASH = "b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407"
+
+
+def test_grant_vector():
+    assert E.entry_bytes(GRANT) == GRANT_BYTES
+    assert sha256_hex(GRANT_BYTES) == GRANT_HASH and E.seal(GRANT).hash == GRANT_HASH
+
+
 def test_parent_adopt_vector():
     assert E.entry_bytes(ADOPT) == ADOPT_BYTES
     assert sha256_hex(ADOPT_BYTES) == ADOPT_HASH and E.seal(ADOPT).hash == ADOPT_HASH
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT])
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)
