@@ -71,7 +71,7 @@ def build_report(entries, since: str | None) -> dict:
     keep = since_filter(since)
     window = [e for e in entries if keep(e)]
     obs = {"pass": 0, "fail": 0, "error": 0}
-    merges, reviews, rulings, plans, adoptions, escapes, halts = [], [], [], [], [], [], []
+    merges, reviews, rulings, plans, adoptions, escapes, halts, grants = [], [], [], [], [], [], [], []
     for e in window:
         k = E.kind_of(e)
         if k == "obs":
@@ -90,13 +90,16 @@ def build_report(entries, since: str | None) -> dict:
         elif k == "adopt":
             adoptions.append({"seq": e.seq, "by": e.by, "commit": e.commit, "commits": e.commits, "note": e.note,
                               "under": e.under})
+        elif k == "grant":
+            grants.append({"seq": e.seq, "node": e.node, "attempt": e.attempt, "paths": list(e.paths),
+                           "allowance": e.allowance})
         elif k == "escape":
             escapes.append({"seq": e.seq, "node": e.node, "merge": e.merge, "class": e.class_, "note": e.note})
         elif k == "halt":
             halts.append({"seq": e.seq, "node": e.node, "reason": e.reason})
     return {"since": since, "entries": len(window), "merges": merges, "observations": obs, "reviews": reviews,
             "rulings": rulings, "plans": plans, "ownerDecisions": [a for a in owner_acts(window) if a["kind"] != "adopt"],
-            "adoptions": adoptions, "escapes": escapes, "halts": halts}
+            "adoptions": adoptions, "escapes": escapes, "halts": halts, "grants": grants}
 
 
 def render_report(r: dict) -> str:
@@ -121,6 +124,10 @@ def render_report(r: dict) -> str:
         # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
         out += [f"  plan #{p['seq']} by {p['by']}{' under allowance' if p['by'].startswith('parent:') else ''}: {d}"
                 + (f" — {p['note']}" if p["note"] else "") for p in downs for d in p["downgrades"]]
+    if r.get("grants"):
+        out.append("Writes granted:")
+        out += [f"  #{g['seq']} {g['node']} attempt {g['attempt']}: {', '.join(g['paths'])} granted by owed under "
+                f"allowance (plan #{g['allowance']})" for g in r["grants"]]
     if r["ownerDecisions"]:
         out.append("Owner decisions:")
         out += [f"  #{a['seq']} {a['what']} by {a['by']} ({a['channel']})" + (f": {a['reason']}" if a["reason"] else "")
