@@ -55,6 +55,17 @@ def _carried(state, node_id: str) -> int:
     return max((r.seq for r in state.rules if "*" in r.nodes or node_id in r.nodes), default=0)
 
 
+def adopter_waiting(drv, node: str) -> bool:
+    """A live `owed adopt` pending marker: start no new merge (the running one finishes)."""
+    from owed.ops.adopt_wait import pending
+
+    if not pending(drv.ctx.ledger.root):
+        return False
+    drv.emit({"action": "merge", "node": node, "detail": "yields to a waiting adopter"},
+             f"merge: {node} — yields to a waiting adopter", dedupe=f"adopt-yield:{node}")
+    return True
+
+
 def dispatch(drv, act, state, plan) -> str:
     from owed.errors import Stale
     from owed.ops.dispatch import dispatch as do_dispatch

@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from driver.acts import adopter_waiting
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
@@ -185,7 +186,6 @@ class Driver:
         if self.summary is not None:
             self.summary.update(state, plan, len(self.inflight))
         from driver.policy import decide
-
         acts = decide(state, plan, runs, facts)
         self.seen = (state, plan)
         if any(a.kind != "notify" for a in acts):
@@ -199,9 +199,7 @@ class Driver:
         for act in acts:
             if self.stop_requested:
                 break
-            if act.kind == "merge" and self._adopter_waiting():
-                self.emit({"action": "merge", "node": act.node, "detail": "yields to a waiting adopter"},
-                          f"merge: {act.node} — yields to a waiting adopter", dedupe=f"adopt-yield:{act.node}")
+            if act.kind == "merge" and adopter_waiting(self, act.node):
                 continue
             if act.kind in ("attest", "merge"):
                 slot = state.open_slot(act.node)
@@ -240,12 +238,6 @@ class Driver:
             # One ledger-changing act per pass per node is decided on a fresh state: re-decide after acts
             # that change what the policy sees (dispatch, launch, send, rebase, halt).
         return done
-
-    def _adopter_waiting(self) -> bool:
-        """A live `owed adopt` pending marker: start no new merge (the running one finishes)."""
-        from owed.ops.adopt_wait import pending
-
-        return bool(pending(self.ctx.ledger.root))
 
     def _busy_runs(self) -> bool:
         return any(self.pool.view(rid).state in ("running", "starting") for rid in self._open_rids)

@@ -38,6 +38,26 @@ def _source(ctx: Context, plan_file: str | None) -> tuple[str, Path]:
     return rel, path
 
 
+def _read(ctx: Context, plan_file: str | None) -> tuple[str, Path, str, str]:
+    rel, path = _source(ctx, plan_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"plan file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read plan {path}: {e}") from None
+    return rel, path, text, ("json" if str(path).lower().endswith(".json") else "yaml")
+
+
+def _check_after(new, target: Target, after) -> None:
+    if target.kind == "node":
+        for a in after:
+            if new.node(a) is None:
+                raise Refused(f"--after {a}: unknown node (not in the edited plan)")
+            if a == target.id:
+                raise Refused(f"{target.id} cannot wait for itself (--after {a})")
+
+
 def _new_text(text: str, fmt: str, target: Target, edits) -> str:
     if fmt == "json":
         from owed.plan.load import raw_document
@@ -61,6 +81,19 @@ def _new_text(text: str, fmt: str, target: Target, edits) -> str:
     return dump(yaml, doc)
 
 
+def _edited(text: str, fmt: str, target: Target, edits, rel: str):
+    """(new file text, its plan, its sha), refused unless the file parses to exactly the intended plan."""
+    from owed.plan.load import parse_plan, plan_sha
+
+    intended = _intended(text, fmt, target, edits, rel)
+    new_text = _new_text(text, fmt, target, edits)
+    new = parse_plan(new_text, source=rel, fmt=fmt)
+    sha = plan_sha(new)
+    if sha != plan_sha(intended):
+        raise Refused("the edited file does not parse to the intended plan; nothing changed")
+    return new_text, new, sha
+
+
 def _plain_value(value: str):
     from owed.plan.load import raw_document
 
@@ -76,13 +109,7 @@ def _intended(text: str, fmt: str, target: Target, edits, source: str):
     return parse_plan(json.dumps(doc), source=source, fmt="json")
 
 
-def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], unsets: list[str], note: str | None,
-         node_new: bool = False, plan_file: str | None = None, rule: str | None = None, writer: bool = False,
-         resume: bool = False, after: tuple[str, ...] = (), expect: str | None = None, dry_run: bool = False,
-         as_: str | None = None, i_am_owner: bool = False) -> Done:
-    from owed.ops.planning import _carries, authorize, plan_entries, shell_lint
-    from owed.plan.load import parse_plan, plan_blob, plan_sha
-
+def _check_args(node, invariant, node_new, rule, writer, resume, after, expect, note) -> None:
     if (node is None) == (invariant is None):
         raise UsageError("owed edit takes a node, or --invariant ID (not both)")
     if invariant is not None and (node_new or rule or writer or resume):
@@ -97,50 +124,35 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
         raise UsageError("owed edit needs --note saying why")
     if rule is not None and not rule.strip():
         raise UsageError("--rule needs the ruling's text")
+
+
+def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], unsets: list[str], note: str | None,
+         node_new: bool = False, plan_file: str | None = None, rule: str | None = None, writer: bool = False,
+         resume: bool = False, after: tuple[str, ...] = (), expect: str | None = None, dry_run: bool = False,
+         as_: str | None = None, i_am_owner: bool = False) -> Done:
+    from owed.ops.planning import _carries, authorize, plan_entries, shell_lint
+    from owed.plan.load import parse_plan, plan_blob, plan_sha
+
+    _check_args(node, invariant, node_new, rule, writer, resume, after, expect, note)
     edits = parse_edits(sets, unsets)
     target = Target("invariant", invariant) if invariant is not None else Target("node", node, new=node_new)
 
     ctx = Context.load(cwd)
     st = ctx.state
-    rel, path = _source(ctx, plan_file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"plan file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read plan {path}: {e}") from None
-    fmt = "json" if str(path).lower().endswith(".json") else "yaml"
+    rel, path, text, fmt = _read(ctx, plan_file)
     if plan_sha(parse_plan(text, source=rel, fmt=fmt)) != st.plan.sha:
         raise Refused(f"{rel} has unrecorded edits: record them with owed plan {rel} first")
-    intended = _intended(text, fmt, target, edits, rel)
-    new_text = _new_text(text, fmt, target, edits)
-    new = parse_plan(new_text, source=rel, fmt=fmt)
-    sha = plan_sha(new)
-    if sha != plan_sha(intended):
-        raise Refused("the edited file does not parse to the intended plan; nothing changed")
+    new_text, new, sha = _edited(text, fmt, target, edits, rel)
     if sha == st.plan.sha:
         raise Refused("the edit changes nothing in the plan; nothing recorded")
     if new.trunk != st.trunk:
         raise Refused(f"the trunk cannot change (ledger trunk is {st.trunk!r})")
-    if target.kind == "node":
-        for a in after:
-            if new.node(a) is None:
-                raise Refused(f"--after {a}: unknown node (not in the edited plan)")
-            if a == target.id:
-                raise Refused(f"{target.id} cannot wait for itself (--after {a})")
+    _check_after(new, target, after)
     old = ctx.plan
     warnings = shell_lint(rel, new, old)
     diff = "".join(difflib.unified_diff(text.splitlines(True), new_text.splitlines(True), f"a/{rel}", f"b/{rel}"))
-    from owed.plan.downgrades import downgrades
-
     if dry_run:
-        found = downgrades(old, new)
-        lines = [diff.rstrip("\n") or "(no textual change)"]
-        lines += [f"Downgrades ({len(found)}):", *(f"  - {d.node}: {d.what}" for d in found)] if found else ["No downgrades"]
-        lines.append("Dry run: nothing recorded, the file is unchanged")
-        doc = {"dryRun": True, "diff": diff, "plan": sha, "downgrades": [{"node": d.node, "what": d.what} for d in found],
-               "warnings": warnings, "file": str(path)}
-        return Done(entries=[], lines=lines, doc=doc)
+        return _dry_run(old, new, sha, diff, warnings, path)
 
     by, channel, found = authorize(old, new, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ctx.ledger.put_blob(plan_blob(new))
@@ -173,6 +185,18 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
         raise
     os.replace(tmp, path)
     return _done(after_state, written, by, channel, found, not_carried, warnings, diff, path, target)
+
+
+def _dry_run(old, new, sha, diff, warnings, path) -> Done:
+    from owed.plan.downgrades import downgrades
+
+    found = downgrades(old, new)
+    lines = [diff.rstrip("\n") or "(no textual change)"]
+    lines += [f"Downgrades ({len(found)}):", *(f"  - {d.node}: {d.what}" for d in found)] if found else ["No downgrades"]
+    lines.append("Dry run: nothing recorded, the file is unchanged")
+    doc = {"dryRun": True, "diff": diff, "plan": sha, "downgrades": [{"node": d.node, "what": d.what} for d in found],
+           "warnings": warnings, "file": str(path)}
+    return Done(entries=[], lines=lines, doc=doc)
 
 
 def _done(state, written, by, channel, found, not_carried, warnings, diff, path, target) -> Done:

@@ -123,11 +123,12 @@ def _check_edit(node, rest: str, e: Edit, load, mapping) -> None:
         raise UsageError(f"{e.path}: name the check (checks.<id> or checks.<id>.<field>)")
     checks = node.get("checks")
     ids = [c.get("id") if hasattr(c, "get") else None for c in (checks or [])]
-    if rest in ids:
-        cid, field = rest, []
-    else:
+    cid: str | None = rest
+    field: list[str] = []
+    if rest not in ids:
         longest = max((i for i in ids if isinstance(i, str) and rest.startswith(i + ".")), key=len, default=None)
-        cid, field = (longest, rest[len(longest) + 1:].split(".")) if longest else (rest, [])
+        if longest:
+            cid, field = longest, rest[len(longest) + 1:].split(".")
     index = ids.index(cid) if cid in ids else None
     if field:
         if field[0] == "id":
