@@ -230,3 +230,8 @@ def _kill_group(proc: subprocess.Popen) -> None:
             if stream is not None:
                 stream.close()
         proc.wait(timeout=REAP_S)
+    # Once this process is a subreaper (any measurement through runner/ makes it one), gh's own children
+    # killed with its session re-parent to us as zombies: reap them too.
+    from runner import guard
+
+    guard.sweep("", deadline_s=REAP_S, pgid=proc.pid)
