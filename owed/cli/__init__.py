@@ -15,11 +15,30 @@ import os
 import sys
 
 
+class _ClosedOut:
+    """What stdout is when owed was started with fd 1 closed (Python then sets `sys.stdout` to None):
+    every write fails as a write to a closed descriptor would."""
+
+    encoding = "utf-8"
+
+    def write(self, text):
+        raise OSError(errno.EBADF, "stdout is closed")
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        raise OSError(errno.EBADF, "stdout is closed")
+
+
 class _GuardedOut:
     """A stdout stand-in whose write/flush failures become `OutputFailed`."""
 
     def __init__(self, stream):
-        self._stream = stream
+        self._stream = _ClosedOut() if stream is None else stream
 
     def write(self, text):
         from owed.cli.run import OutputFailed
@@ -59,7 +78,7 @@ def _silence_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args == ["--version"] or args == ["-V"]:
+    if (args == ["--version"] or args == ["-V"]) and sys.stdout is not None:
         from owed import __version__
 
         sys.stdout.write(f"owed {__version__}\n")

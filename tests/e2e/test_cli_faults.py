@@ -89,3 +89,19 @@ def test_ascii_output_encoding_prints(inited, owed: Cli):
     r = owed("rule", "h\u00e9llo \u65e5\u672c", "--nodes", "*", env={"PYTHONIOENCODING": "ascii"})
     assert r.returncode == 0, r.stderr
     assert "h\\xe9llo" in r.stdout or "h\\u00e9llo" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("args", [["status"], ["status", "--json"], ["--version"], ["rule", "be kind", "--nodes", "*"]])
+def test_a_closed_stdout_is_an_output_failure_not_a_traceback(inited, args):
+    """Started with fd 1 closed, Python has no sys.stdout at all; that is an output failure like any other."""
+    n = len(_entries(inited))
+    r = subprocess.run([sys.executable, "-m", "owed", *args], cwd=inited, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    if args[0] == "rule":
+        assert len(_entries(inited)) == n + 1
+        assert lines[0].startswith(f"owed: recorded #{n}, but output failed: stdout is closed"), r.stderr
+    else:
+        assert len(_entries(inited)) == n and lines[0] == "owed: output failed: stdout is closed; nothing recorded"
