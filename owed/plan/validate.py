@@ -52,39 +52,39 @@ STRING_RULES = {
 }
 
 
+def _decimal(v: Any) -> Decimal | None:
+    """A plan number (int, finite float, or decimal text as stored in a blob) as a Decimal; None otherwise."""
+    if type(v) is str and re.match(names.DECIMAL, v):
+        return Decimal(v)
+    if type(v) is int:
+        return Decimal(v)
+    if type(v) is float and math.isfinite(v):
+        return Decimal(repr(v))
+    return None
+
+
+def _shortest(value: Decimal) -> str:
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def mib(v: Any) -> tuple[Any, str | None]:
     """A positive finite number of MiB → its shortest decimal text ("100", "0.5").
 
     Decimal text itself is accepted too, so a stored blob parses back to the same plan.
     """
-    if type(v) is str and re.match(names.DECIMAL, v):
-        value: Decimal | None = Decimal(v)
-    elif type(v) is int or (type(v) is float and math.isfinite(v)):
-        value = Decimal(v) if type(v) is int else Decimal(repr(v))
-    else:
-        value = None
+    value = _decimal(v)
     if value is None or value <= 0 or value > MAX_INT:
         return None, f"expected a positive number of MiB (at most 2^53-1), got {got(v)}"
-    text = format(value, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text, None
+    return _shortest(value), None
 
 
 def fraction(v: Any) -> tuple[Any, str | None]:
     """A number in (0, 1] → its shortest decimal text ("0.8", "1"); decimal text is accepted too."""
-    if type(v) is str and re.match(names.DECIMAL, v):
-        value: Decimal | None = Decimal(v)
-    elif type(v) is int or (type(v) is float and math.isfinite(v)):
-        value = Decimal(v) if type(v) is int else Decimal(repr(v))
-    else:
-        value = None
+    value = _decimal(v)
     if value is None or not (0 < value <= 1):
         return None, f"expected a fraction in (0, 1], got {got(v)}"
-    text = format(value, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text, None
+    return _shortest(value), None
 
 
 CONVERTERS = {"mib": mib, "fraction": fraction}
