@@ -13,6 +13,7 @@ Best effort by design: without /proc, prctl or sh these calls do nothing and the
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -54,10 +55,27 @@ def _send(line: str) -> None:
                 os.close(r)
             _guard, _guard_pid = (proc, w), os.getpid()
             threading.Thread(target=proc.wait, daemon=True).start()  # reap it if it ever exits early
+            atexit.register(_retire, proc, w)
         try:
             os.write(_guard[1], line.encode())
         except OSError:
             _guard = None  # the guardian is gone; the next call starts another
+
+
+def _retire(proc: subprocess.Popen, w: int) -> None:
+    """At a normal exit: close the pipe and reap the guardian ourselves. Left to outlive us, it would
+    re-parent to the nearest subreaper (a driver, a test runner: any process that ran a measurement) and
+    stay there as a zombie, one per owed command that process started."""
+    if os.getpid() != _guard_pid or _guard is None or _guard[0] is not proc:
+        return  # a fork's inherited handler, or a guardian already replaced (its fd number may be reused)
+    try:
+        os.close(w)
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=3)  # with no group registered it exits at once; else after its TERM/KILL round
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def watch(pgid: int) -> None:

@@ -102,3 +102,17 @@ def test_keyboard_interrupt_in_run_sync_kills_the_group(tmp_path):
             proc.wait()
     assert (proc.returncode, out) == (130, "interrupted\n")
     assert_gone(found)
+
+
+def test_a_finished_owed_leaves_no_guardian_zombie_with_its_subreaper(tmp_path):
+    """A process that ran a measurement is a subreaper; the owed commands it starts each start a guardian.
+    At their normal exit they reap it, so none re-parents to us and stays here as a zombie."""
+    import psutil
+
+    runner.run_sync(RunSpec(["true"], cwd=tmp_path, timeout_s=5))  # we are a subreaper now
+    code = "import runner; runner.run_sync(runner.RunSpec(['true'], cwd='.', timeout_s=5))"
+    for _ in range(3):
+        subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
+    time.sleep(0.3)
+    zombies = [p for p in psutil.Process().children() if p.status() == psutil.STATUS_ZOMBIE]
+    assert zombies == [], [(p.pid, p.name()) for p in zombies]
