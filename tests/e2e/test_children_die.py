@@ -9,13 +9,15 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 import runner
 from runner import RunSpec
 from tests.e2e.conftest import Flow, marked, plan_text, survivors, wait_for
 
 
-def test_a_killed_attest_takes_its_check_with_it(tmp_path, mark):
+def _slow_check_submitted(tmp_path, mark) -> Flow:
+    """A node whose one check sleeps a minute (printing the mark after), dispatched, committed, submitted."""
     f = Flow(tmp_path / "repo", plan_text(f"""\
         closure: [plan.yaml]
         nodes:
@@ -28,19 +30,36 @@ def test_a_killed_attest_takes_its_check_with_it(tmp_path, mark):
     f.dispatch("n")
     f.commit("n", {"n.txt": "n\n"})
     f.submit("n")
-    p = subprocess.Popen([sys.executable, "-m", "owed", "attest", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    try:
-        wait_for(lambda: marked(mark), timeout=60, what="the check to start")
+    return f
+
+
+@contextmanager
+def _owed_killed_once(f: Flow, *args: str, env=None):
+    """Start `owed <args>` in the repository; the body waits for what it needs, then SIGKILLs it via the
+    callable it is given. The process is never left behind, whatever the body asserts."""
+    p = subprocess.Popen([sys.executable, "-m", "owed", *args], cwd=f.repo, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+
+    def kill() -> None:
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=10)
-        t0 = time.monotonic()
-        assert survivors(mark, timeout=2.5) == [], "the check outlived the killed attest"
-        assert time.monotonic() - t0 < 2.5
+
+    try:
+        yield kill
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def test_a_killed_attest_takes_its_check_with_it(tmp_path, mark):
+    f = _slow_check_submitted(tmp_path, mark)
+    with _owed_killed_once(f, "attest", "n") as kill:
+        wait_for(lambda: marked(mark), timeout=60, what="the check to start")
+        kill()
+        t0 = time.monotonic()
+        assert survivors(mark, timeout=2.5) == [], "the check outlived the killed attest"
+        assert time.monotonic() - t0 < 2.5
 
 
 def test_a_daemonized_grandchild_of_a_timed_out_check_is_killed(tmp_path, mark):
@@ -68,16 +87,9 @@ def test_a_dispatch_killed_during_slot_setup_leaves_the_next_dispatch_working(tm
             writes: [n.txt]
         """))
     f.init()
-    p = subprocess.Popen([sys.executable, "-m", "owed", "dispatch", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, env=dict(os.environ, OWED_TEST_SLOW_SETUP="1"))
-    try:
+    with _owed_killed_once(f, "dispatch", "n", env=dict(os.environ, OWED_TEST_SLOW_SETUP="1")) as kill:
         wait_for(lambda: marked(mark), timeout=60, what="the slot setup to start")
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait(timeout=10)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        kill()
     assert survivors(mark, timeout=2.5) == []
     assert not [e for e in f.ledger() if e["kind"] == "dispatch"]
     r = f.dispatch("n", expect=None)
@@ -89,30 +101,12 @@ def test_a_dispatch_killed_during_slot_setup_leaves_the_next_dispatch_working(tm
 def test_the_next_command_prunes_the_measurement_tree_of_a_killed_attest(tmp_path, mark):
     from tests.conftest import git
 
-    f = Flow(tmp_path / "repo", plan_text(f"""\
-        closure: [plan.yaml]
-        nodes:
-          - id: n
-            writes: [n.txt]
-            checks:
-              - {{id: slow, run: 'sleep 60; echo {mark}', timeout_s: 120}}
-        """))
-    f.init()
-    f.dispatch("n")
-    f.commit("n", {"n.txt": "n\n"})
-    f.submit("n")
-    p = subprocess.Popen([sys.executable, "-m", "owed", "attest", "n"], cwd=f.repo, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    try:
+    f = _slow_check_submitted(tmp_path, mark)
+    with _owed_killed_once(f, "attest", "n") as kill:
         (proc,) = wait_for(lambda: [x for x in marked(mark) if "sleep 60" in " ".join(x.cmdline())], timeout=60,
                            what="the check to start")
         tree = proc.cwd()
-        os.kill(p.pid, signal.SIGKILL)
-        p.wait(timeout=10)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        kill()
     assert survivors(mark, timeout=2.5) == []
     assert tree in git(f.repo, "worktree", "list") and os.path.isdir(tree)  # left behind by the kill
     f.run("status", expect=0)
