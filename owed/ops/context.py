@@ -42,18 +42,19 @@ class Context:
             from owed.ops.merge_intent import recover
 
             recover(ledger, repo)
-        state = ledger.state()
-        plan = ledger.plan(state.plan.sha) if state.plan else None
-        return cls(cwd=cwd, repo=repo, ledger=ledger, state=state, plan=plan)
+        return cls(cwd, repo, ledger, *_state_and_plan(ledger))
 
     def fresh(self) -> Context:
         """A new Context on the same repository and ledger, with the state and plan read again (no second
         repository discovery: its git call is already answered)."""
-        state = self.ledger.state()
-        plan = self.ledger.plan(state.plan.sha) if state.plan else None
-        return type(self)(cwd=self.cwd, repo=self.repo, ledger=self.ledger, state=state, plan=plan)
+        return type(self)(self.cwd, self.repo, self.ledger, *_state_and_plan(self.ledger))
 
     def reload(self) -> Context:
         self.state = self.ledger.state()
         self.plan = self.ledger.plan(self.state.plan.sha)
         return self
+
+
+def _state_and_plan(ledger: Ledger) -> tuple[State, Plan | None]:
+    state = ledger.state()
+    return state, ledger.plan(state.plan.sha) if state.plan else None
