@@ -35,11 +35,14 @@ def load(name: str) -> decl.Cmd | decl.App | None:
 
 
 def all_commands() -> list[str]:
+    """Declared names in table order (whatever order their modules were imported in, e.g. by tests), then
+    any declared name the table misses."""
     from owed.cli.app import app
 
     for m in modules():
         importlib.import_module(m)
-    return app.names()
+    declared = app.names()
+    return [n for n in COMMANDS if n in declared] + [n for n in declared if n not in COMMANDS]
 
 
 _COMMAND_KW = {"add_completion": False, "rich_markup_mode": None, "pretty_exceptions_enable": False}

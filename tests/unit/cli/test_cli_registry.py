@@ -76,3 +76,14 @@ def test_a_command_missing_from_the_table_still_resolves(monkeypatch):
     monkeypatch.delitem(COMMANDS, "why")
     found = load("why")
     assert isinstance(found, decl.Cmd) and found.func.__module__ == "owed.cli.cmd_work"
+
+
+def test_the_order_does_not_depend_on_which_command_module_was_imported_first():
+    # A test (or any caller) importing one command module early must not reorder the table or the help.
+    code = ("import owed.cli.cmd_obligations, owed.cli.cmd_graph\n"
+            "from owed.cli.lazy import all_commands\nfrom owed.cli.commands import COMMANDS\n"
+            "from owed.cli import help_gen\n"
+            "assert all_commands() == list(COMMANDS), all_commands()\n"
+            "assert help_gen.main(['--check']) == 0\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
