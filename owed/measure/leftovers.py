@@ -14,22 +14,14 @@ import re
 import shutil
 from pathlib import Path
 
+from owed.ledger.lock import pid_alive
+
 HOLDER_PREFIX = "owed-m-"
 _HOLDER = re.compile(r"/owed-m-(\d+)-[^/]+/tree/\.git$")
 
 
 def holder_prefix() -> str:
     return f"{HOLDER_PREFIX}{os.getpid()}-"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
 
 
 def prune(repo) -> list[str]:
@@ -46,7 +38,7 @@ def prune(repo) -> list[str]:
         except OSError:
             continue
         m = _HOLDER.search(gitdir)
-        if m is None or _alive(int(m.group(1))):
+        if m is None or pid_alive(int(m.group(1))):
             continue
         holder = os.path.dirname(os.path.dirname(gitdir))
         shutil.rmtree(holder, ignore_errors=True)
