@@ -22,7 +22,9 @@ What is real and what is scripted:
 After every step it asserts, from the raw ledger lines (tests/properties/oracle.py, which imports no
 owed rule code): every property of part C; that a refused act left the ledger bytes and the replayed
 state byte-identical; that the state the appends built equals a fresh replay (with and without the
-snapshot); and that every `under allowance (plan #S)` names an owner act.
+snapshot); that every `under allowance (plan #S)` names an owner act; and that invariant debt stays
+visible until trunk repays it (the invariants red on trunk by the raw ledger are the ones `owed status`
+lists under Debt).
 """
 
 from __future__ import annotations
@@ -387,9 +389,23 @@ class AcceptanceMachine(RuleBasedStateMachine):
         found = oracle.violations(raw, self._blob)
         assert found == [], "\n".join(found)
         fresh = Ledger(self.w.dir).load(use_snapshot=False)[0]
+        self._debt_is_visible(raw, fresh)
         assert _encode(self.w.ledger.load()[0]) == _encode(fresh), "the state the appends built differs from replay"
         assert _encode(Ledger(self.w.dir).load()[0]) == _encode(fresh), "the snapshot state differs from replay"
         for p in fresh.plans:
             if p.under is not None:
                 assert raw[p.under]["by"].startswith("owner:") and raw[p.under]["kind"] in ("genesis", "plan"), \
                     f"plan #{p.seq} is labelled under allowance of #{p.under}, not an owner act"
+
+    def _debt_is_visible(self, raw, fresh) -> None:
+        """Deferred (or known-red) invariant debt stays visible until trunk repays it: the invariants red on
+        trunk by the raw ledger are exactly the ones `owed status` lists under Debt."""
+        from datetime import datetime, timezone
+
+        from owed.views.status import build
+
+        if fresh.plan is None:
+            return
+        shown = build(fresh, Ledger(self.w.dir).plan(fresh.plan.sha), datetime.now(timezone.utc))["debt"]
+        red = {d.split()[0].removeprefix("inv:") for d in shown if " red on trunk " in d}
+        assert red == oracle.red_on_trunk(raw, self._blob), (red, oracle.red_on_trunk(raw, self._blob))

@@ -24,6 +24,10 @@ reads a plan blob. The properties, as the issue states them:
 - invariants are never waived;
 - the driver never eases: entries by parent:drive are dispatch, launch, send, halt, rebase or abandon;
 - genesis before advance: no merge or adoption before every genesis invariant key was measured on trunk.
+
+`red_on_trunk(entries, blob)` is the raw-ledger side of "deferred debt stays visible until trunk repays it":
+the invariants of the current plan whose trunk key (from the last genesis, merge or adoption) has a failing
+trunk observation; the machine compares it with the Debt that `owed status` shows.
 """
 
 from __future__ import annotations
@@ -336,3 +340,17 @@ def violations(entries: list[dict], blob) -> list[str]:
                 out.append(f"#{seq} adopt before genesis invariants were measured")
             m.trunk_keys = dict(e.get("keys", {}))
     return out
+
+
+def red_on_trunk(entries: list[dict], blob) -> set[str]:
+    plan, keys = {}, {}
+    for e in entries:
+        if e["kind"] in ("genesis", "plan"):
+            plan = blob(e["plan"])
+        if e["kind"] in ("genesis", "adopt"):
+            keys = dict(e.get("keys", {}))
+        elif e["kind"] == "merge":
+            keys = dict(e.get("invariants", {}))
+    failing = {(e["obligation"], e["key"]) for e in entries
+               if e["kind"] == "obs" and e.get("subject") == "trunk" and e.get("verdict") == "fail"}
+    return {i["id"] for i in plan.get("invariants", []) if i["id"] in keys and (f"inv:{i['id']}", keys[i["id"]]) in failing}
