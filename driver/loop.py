@@ -103,7 +103,7 @@ class Driver:
 
     def _facts(self, state, plan):
         from driver.policy import Facts
-        from owed.ops.merge import trunk_problem
+        from owed.ops.trunk import trunk_problem
 
         free = shutil.disk_usage(self.ctx.ledger.root).free
         now = time.monotonic()

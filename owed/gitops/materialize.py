@@ -17,7 +17,6 @@ worktrees: a post-checkout hook must not change what is measured.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -40,6 +39,8 @@ def _remove(p: Path) -> None:
     if p.is_symlink() or p.is_file():
         p.unlink()
     elif p.is_dir():
+        import shutil  # materialized trees are removed on write paths only
+
         shutil.rmtree(p, onerror=_force_writable)
 
 

@@ -26,7 +26,6 @@ import os
 import selectors
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
@@ -119,6 +118,8 @@ def _pump(
     tmp = None
     if input is not None:
         # A temp file instead of a pipe: no write/read deadlock however large input and output are.
+        import tempfile  # only calls with input need it (tempfile pulls in shutil and random)
+
         tmp = tempfile.TemporaryFile()
         tmp.write(input)
         tmp.seek(0)

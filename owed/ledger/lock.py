@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -43,7 +41,15 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def _rmtree(path: Path) -> None:
+    import shutil  # only where a lock is taken or broken: shutil (with bz2/lzma) stays off read paths
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def read_owner(lock_dir: Path) -> dict | None:
+    import json
+
     try:
         return json.loads((lock_dir / "owner.json").read_text())
     except (OSError, ValueError):
@@ -66,6 +72,8 @@ class DirLock:
             owner = {"pid": os.getpid(), "host": HOST, "ts": _now_iso()}
             if self.activity:
                 owner["activity"] = self.activity
+            import json
+
             (tmp / "owner.json").write_text(json.dumps(owner))
             try:
                 os.rename(tmp, self.path)
@@ -76,7 +84,7 @@ class DirLock:
                 raise
         finally:
             if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+                _rmtree(tmp)
 
     def _break_if_stale(self) -> bool:
         """Break the lock if its holder is dead on this host; True when the caller should retry at once."""
@@ -93,7 +101,7 @@ class DirLock:
                 os.rename(self.path, grave)
             except FileNotFoundError:
                 return True
-            shutil.rmtree(grave, ignore_errors=True)
+            _rmtree(grave)
             return True
 
     def acquire(self) -> None:
@@ -123,7 +131,7 @@ class DirLock:
             os.rename(self.path, grave)
         except FileNotFoundError:
             return
-        shutil.rmtree(grave, ignore_errors=True)
+        _rmtree(grave)
 
     def __enter__(self) -> DirLock:
         self.acquire()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 from owed.ledger.lock import pid_alive
@@ -41,6 +40,8 @@ def prune(repo) -> list[str]:
         if m is None or pid_alive(int(m.group(1))):
             continue
         holder = os.path.dirname(os.path.dirname(gitdir))
+        import shutil  # only when there is something to remove: off the read paths
+
         shutil.rmtree(holder, ignore_errors=True)
         removed.append(holder)
     if removed:

@@ -21,6 +21,7 @@ from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
 from owed.ops.context import Context
+from owed.ops.trunk import trunk_problem
 
 
 @dataclass
@@ -53,24 +54,6 @@ def unguarded_globs(paths: list[str], reads_match) -> list[str]:
             continue
         keep.add(g)
     return sorted(keep)
-
-
-def trunk_problem(ctx: Context) -> str | None:
-    st, repo = ctx.state, ctx.repo
-    ref = repo.branch_oid(st.trunk)
-    if ref == st.trunk_commit:
-        return None
-    if ref is None:
-        return f"trunk branch {st.trunk} is missing; the ledger trunk is {st.trunk_commit[:12]}"
-    if repo.rev_parse(st.trunk_commit) is None:
-        return f"the ledger trunk commit {st.trunk_commit[:12]} is missing from the repository"
-    if repo.is_ancestor(st.trunk_commit, ref):
-        n = repo.count_commits(st.trunk_commit, ref)
-        return (f"trunk moved outside owed: {st.trunk} {ref[:12]} is ahead of the ledger trunk {st.trunk_commit[:12]} "
-                f"by {n} commit{'s' if n != 1 else ''}; check them, then the owner records them: "
-                f"owed adopt --note \"<what they are>\"")
-    return (f"trunk {st.trunk} {ref[:12]} diverged from the ledger trunk {st.trunk_commit[:12]} (rewritten or "
-            f"reset): restore the ref to a descendant of the ledger trunk")
 
 
 def _preflight(ctx: Context, node_id: str):

@@ -261,7 +261,7 @@ def render_status(v: dict) -> str:
 
 def status_view(cwd: str, *, full: bool = False) -> dict:
     from owed.ops.context import Context
-    from owed.ops.merge import trunk_problem
+    from owed.ops.trunk import trunk_problem
 
     ctx = Context.load(cwd or os.getcwd())
     facts = {}
