@@ -162,8 +162,7 @@ def _repair(node_id, a, rec, wrec, repairs: int) -> Action:
     used = len(_since(wrec, "repair", rec.epoch))
     if used >= repairs:
         return _halt(node_id, a, f"repairs exhausted ({used} of {repairs} since #{rec.epoch})", "human",
-                     f"owed why {node_id}; then owed resume {node_id} --note \"...\" (a new budget) or "
-                     f"owed abandon {node_id} --note \"...\"")
+                     f"owed resume {node_id} --note \"...\"")
     return Action("send", node_id, a, rid=wrec.rid, role=WRITER, generation=wrec.generation + 1, reason="repair")
 
 
@@ -252,7 +251,7 @@ def _without_candidate(n: _Node) -> list[Action]:
         why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wview.state == "lost"
                else f"exited {wview.exit_code}")
         return [_halt(n.id, n.a, f"writer run {why} without a candidate", "human",
-                      f"owed resume {n.id} --note \"...\" (or owed abandon {n.id} --note \"...\")")]
+                      f"owed resume {n.id} --note \"...\"")]
     last = wrec.reasons[-1] if wrec.reasons else None
     _, repairable = _writer_debts([], n.blocks, None)
     if repairable and (last != "repair" or n.resumed):
@@ -261,7 +260,7 @@ def _without_candidate(n: _Node) -> list[Action]:
         return [n.send("rebase")]
     if last in ("submit", "repair", "rebase", "interrupted") and not n.resumed:
         return [_halt(n.id, n.a, "writer finished without submitting after a reminder", "human",
-                      f"owed resume {n.id} --note \"...\" (or owed abandon {n.id} --note \"...\")")]
+                      f"owed resume {n.id} --note \"...\"")]
     return [n.send("submit")]
 
 
@@ -283,7 +282,7 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
             return []
         if _since(n.wrec, "repair", cand.seq) and not n.resumed:
             return [_halt(n.id, n.a, "repair sent but the writer finished without a new candidate", "human",
-                          f"owed why {n.id}; then owed resume {n.id} --note \"...\"")]
+                          f"owed resume {n.id} --note \"...\"")]
         return [_repair(n.id, n.a, n.rec, n.wrec, n.repairs)]
     return None
 

@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 11
+STATE_VERSION = 12
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -221,6 +221,12 @@ class NodeRec(_S):
     halts: int = 0
     halt: int | None = None  # seq of the active driver halt
     halt_reason: str | None = None
+    halt_needs: str | None = None  # human | owner | parent
+    halt_command: str | None = None  # the one command the halt names
+    halt_ts: str = ""
+    resume: int | None = None  # seq of the latest resume of the open attempt (its note, --after, --expect)
+    resume_note: str | None = None
+    resume_ts: str = ""
     runs: dict[str, RunRec] = {}  # driver runs of the open attempt, by run id
     repairs: int = 0  # repair follow-ups sent in the open attempt
     touched: int | None = None  # seq of the latest entry naming the node by anyone but the driver

@@ -17,7 +17,7 @@ import re
 
 from owed import entries as E
 from owed import principals as P
-from owed.folds.slots import refuse
+from owed.folds.slots import clear_halt, refuse
 from owed.state import State
 
 ROLES = ("writer", "reviewer")
@@ -91,6 +91,7 @@ def fold_halt(state: State, e: E.Halt, plan) -> None:
     rec = state.nodes[e.node]
     rec.halt = e.seq
     rec.halt_reason = e.reason
+    rec.halt_needs, rec.halt_command, rec.halt_ts = e.needs, e.command, e.ts
     rec.halts += 1
 
 
@@ -108,5 +109,5 @@ def touch(state: State, e: E.Entry) -> None:
         if isinstance(e, (E.Resume, E.Rule)):
             rec.epoch = e.seq
         if rec.halt is not None:
-            rec.halt = None
-            rec.halt_reason = None
+            clear_halt(rec)
+

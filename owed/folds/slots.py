@@ -54,8 +54,9 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
     rec.slot = Slot(node=e.node, attempt=e.attempt, base=e.base, branch=e.branch, worktree=e.worktree, seq=e.seq,
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
-    rec.after, rec.expect = [], None
-    rec.runs, rec.repairs, rec.halt, rec.halt_reason = {}, 0, None, None
+    rec.after, rec.expect, rec.resume, rec.resume_note, rec.resume_ts = [], None, None, None, ""
+    rec.runs, rec.repairs = {}, 0
+    clear_halt(rec)
 
 
 def expected_obligations(node) -> set[str]:
@@ -138,6 +139,12 @@ def fold_hold(state: State, e: E.Hold, plan) -> None:
     rec.held = slot.closed if slot is not None and slot.closed == e.seq - 1 else e.seq
 
 
+def clear_halt(rec) -> None:
+    """The node's driver halt is answered (a dispatch, or an entry on the node by anyone but the driver)."""
+    rec.halt = rec.halt_reason = rec.halt_needs = rec.halt_command = None
+    rec.halt_ts = ""
+
+
 def fold_resume(state: State, e: E.Resume, plan) -> None:
     parent_or_owner(e)
     planned(state, e, plan)
@@ -161,3 +168,4 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
     if e.expect not in (None, "report"):
         raise refuse(e, f"--expect takes only 'report', not {e.expect!r}")
     rec.after, rec.expect = list(e.after), e.expect
+    rec.resume, rec.resume_note, rec.resume_ts = e.seq, e.note, e.ts

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 
 from owed.acceptance import accepted, active_blocks, items
 from owed import readiness
+from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
 
 
@@ -157,9 +158,8 @@ def node_needs(state, plan, node_id: str) -> list[dict]:
         return []
     if state.open_slot(node_id) is not None:
         phase, its = _phase(state, plan, node_id)
-        if any(d not in state.merged for d in node.deps):
-            phase = "waiting"
-        return _needs(state, plan, node_id, phase, its)
+        phase = (wait_phase(state, plan, node_id) or (phase,))[0]
+        return with_halt(state, node_id, _needs(state, plan, node_id, phase, its))
     if not readiness.ready(state, plan, node_id):
         return []
     ov = sorted(o for o, w in _open_writes(state, plan).items() if may_overlap(list(node.writes), list(w)))
@@ -186,11 +186,9 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
             continue
         phase, its = _phase(state, plan, node.id)
         since = slot.cand.ts if slot.cand else slot.ts
-        missing = [d for d in node.deps if d not in state.merged]
-        if missing:
-            phase = f"waiting (deps: {', '.join(missing)})"
+        phase, since = wait_phase(state, plan, node.id) or (phase, since)
         progress.append({"node": node.id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)})
-        needs += _needs(state, plan, node.id, phase, its)
+        needs += with_halt(state, node.id, _needs(state, plan, node.id, phase, its))
         for w in rec.waivers:
             debt.append(f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}")
         for d in rec.defers:

@@ -19,6 +19,7 @@ import shlex
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import UnknownNode
 from owed.measure.shell import one_line
+from owed.views.driving import wait_phase
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -54,6 +55,9 @@ def _phase(state, plan, node_id: str) -> str:
         if node.later:
             return "backlog (later)"
         return f"waiting (deps: {', '.join(missing)})" if missing else "ready (not dispatched)"
+    wait = wait_phase(state, plan, node_id)
+    if wait is not None:
+        return f"{wait[0]} (attempt {slot.attempt})"
     if slot.cand is None:
         return f"writing (attempt {slot.attempt})"
     return "accepted (merge pending)" if accepted(state, plan, node_id) else f"candidate open (attempt {slot.attempt})"
@@ -167,6 +171,8 @@ def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
 def render(v: dict) -> str:
     head = f"{v['node']}" + (f": {v['title']}" if v.get("title") else "") + f" — {v['phase']}"
     out = [head]
+    if not v["accepted"]:  # the node's Needs-you items (a driver halt, a decision), as status lists them
+        out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.get("next") or [] if n.get("node")]
     c = v["candidate"]
     if c:
         out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})"
