@@ -127,7 +127,7 @@ def send(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
 
-    text = M.follow_up(state, plan, act.node, act.reason)
+    text = M.follow_up(state, plan, act.node, act.reason, act.detail)
     sha = drv.ctx.ledger.put_blob(text.encode())
     carried = _carried(state, act.node)
 
@@ -144,9 +144,22 @@ def send(drv, act, state, plan) -> str:
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 
 
+REPORT_LINES, REPORT_CHARS = 40, 4000
+
+
+def report_tail(drv, rid: str | None) -> str:
+    """The last 40 lines (at most 4000 characters) of a run's output: what a report run reported."""
+    if rid is None:
+        return ""
+    lines = drv.pool.view(rid).output_tail.rstrip("\n").splitlines()[-REPORT_LINES:]
+    return "\n".join(lines)[-REPORT_CHARS:]
+
+
 def halt_act(drv, act, state, plan) -> str:
     halt(drv, act.node, act.attempt, act.reason, act.needs, act.command)
-    return f"{act.reason} → {act.command}" if act.command else act.reason
+    text = f"{act.reason} → {act.command}" if act.command else act.reason
+    tail = report_tail(drv, act.rid) if act.reason.startswith("reported") else ""
+    return text + ("\n" + tail if tail else "")
 
 
 def rebase(drv, act, state, plan) -> str:

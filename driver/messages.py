@@ -10,7 +10,9 @@ def _rulings(state, node_id: str, after: int = 0) -> list[str]:
             if r.seq > after and ("*" in r.nodes or node_id in r.nodes)]
 
 
-def writer_task(state, plan, node_id: str) -> str:
+def _task(state, plan, node_id: str) -> list[str]:
+    """The task itself (title, brief, worktree, writes, checks, reviews, rulings): every text repeats it, so a
+    stateless agent (no memory between runs) can always work from the text alone."""
     node = plan.node(node_id)
     slot = state.open_slot(node_id)
     lines = [f"You are the writer of node {node_id} (attempt {slot.attempt}).",
@@ -29,38 +31,68 @@ def writer_task(state, plan, node_id: str) -> str:
     if rulings:
         lines.append("Rulings that apply:")
         lines += [f"  {r}" for r in rulings]
-    lines.append(f"When done: commit your work, then run: owed submit {node_id}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
-def follow_up(state, plan, node_id: str, reason: str) -> str:
+def writer_task(state, plan, node_id: str) -> str:
+    return "\n".join(_task(state, plan, node_id) + [f"When done: commit your work, then run: owed submit {node_id}"]) + "\n"
+
+
+def _resumed(state, node_id: str) -> list[str]:
+    """The parent's resume since the writer's last run began (its note; the nodes it waited for)."""
+    rec = state.nodes[node_id]
+    wrun = next((r for r in rec.runs.values() if r.role == "writer"), None)
+    last = max([wrun.launch, *wrun.sends]) if wrun else 0
+    if rec.resume is None or rec.resume <= last:
+        return []
+    after = "".join(f" after {a} merged at {(state.nodes[a].merge_commit or '')[:12]}" for a in rec.after
+                    if a in state.nodes and state.nodes[a].merged is not None)
+    return [f"The parent resumed this node (#{rec.resume}){after}: {rec.resume_note or '(no note)'}"]
+
+
+def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[list[str], bool]:
+    """What is new in a follow-up of `reason`, and whether it ends with the submit instruction."""
     slot = state.open_slot(node_id)
+    if reason == "report":
+        rec = state.nodes[node_id]
+        return [f"The parent asks for a report, not a candidate (resume #{rec.resume}): "
+                f"{rec.resume_note or 'report your findings'}",
+                "Investigate, then print your findings (they reach the parent) and stop. "
+                f"Do not commit for this and do not run owed submit {node_id}."], False
     if reason == "submit":
-        text = (f"Your run ended without a candidate for {node_id}. Commit your work in {slot.worktree} and run: "
-                f"owed submit {node_id}")
-    elif reason == "rebase":
+        return [f"Your previous run ended without a candidate for {node_id}."], True
+    if reason == "rebase":
         prev = slot.prev_cand
-        text = (f"Trunk moved under {node_id}: the slot base is now {slot.base[:12]}. In {slot.worktree} run:\n"
-                f"  git rebase --onto {slot.base} {prev.base if prev else '<old base>'}\n"
-                f"then resolve conflicts, commit, and run: owed submit {node_id}")
-    elif reason == "repair":
+        return [f"Trunk moved under {node_id}: the slot base is now {slot.base[:12]}. In {slot.worktree} run:",
+                f"  git rebase --onto {slot.base} {prev.base if prev else '<old base>'}",
+                "then resolve conflicts and commit."], True
+    if reason == "repair":
         from owed.views.why import build, render
 
         card = render(build(state, plan, node_id, None))
-        text = (f"owed measured or reviewed your candidate of {node_id} and it needs repair. Fix what the receipt "
-                f"below shows, commit, and run: owed submit {node_id}\n\n{card}")
-    elif reason == "interrupted":
-        text = (f"Your previous run on {node_id} ended without a candidate, and the parent resumed the node. "
-                f"Continue in {slot.worktree}: finish the work, commit, and run: owed submit {node_id}")
-    elif reason == "ruling":
-        text = (f"The parent ruled on {node_id}; follow the ruling below. If it changes your work, commit and run "
-                f"owed submit {node_id} again; otherwise stop.")
-    else:
-        text = f"Continue work on {node_id} ({reason})."
-    rulings = _rulings(state, node_id)
-    if rulings:
-        text += "\nRulings that apply:\n" + "\n".join(f"  {r}" for r in rulings)
-    return text + "\n"
+        return [f"owed measured or reviewed your candidate of {node_id} and it needs repair. Fix what the "
+                "receipt below shows (a new commit: the same commit is not a new candidate).", "", card, ""], True
+    if reason == "interrupted":
+        return [f"Your previous run on {node_id} ended without a candidate, and the parent resumed the node."], True
+    if reason == "ruling":
+        return [f"The parent ruled on {node_id} (ruling #{detail}, listed under Rulings above); follow it. If it "
+                "changes nothing in your work, submit the same commit again."], True
+    if reason == "answer":
+        return [f"The parent answered your question: {detail}"], True
+    return [f"Continue work on {node_id} ({reason})."], True
+
+
+def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None) -> str:
+    """A follow-up: the task repeated, then what is new (the resume, the receipt, the ruling, the rebase
+    command, the answer), then what to do."""
+    slot = state.open_slot(node_id)
+    new, submit = _new(state, plan, node_id, reason, detail)
+    lines = ["Your task (repeated in full: you need no memory of earlier runs):",
+             *[f"  {ln}" for ln in _task(state, plan, node_id)], "", "What is new:",
+             *_resumed(state, node_id), *new]
+    if submit:
+        lines.append(f"When done: commit your work in {slot.worktree}, then run: owed submit {node_id}")
+    return "\n".join(lines) + "\n"
 
 
 def reviewer_identity(node_id: str, attempt: int, k: int) -> str:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
+from owed.views.driving import after_missing
 
 WRITER, REVIEWER = "writer", "reviewer"
 
@@ -135,8 +136,8 @@ def _undelivered_ruling(state, node_id: str, wrec) -> int | None:
     return max(seqs) if seqs else None
 
 
-def _halt(node, attempt, reason, needs, command=None) -> Action:
-    return Action("halt", node, attempt, reason=reason, needs=needs, command=command)
+def _halt(node, attempt, reason, needs, command=None, rid=None) -> Action:
+    return Action("halt", node, attempt, reason=reason, needs=needs, command=command, rid=rid)
 
 
 def _writer_debts(its, blocks, cand) -> tuple[list, list]:
@@ -223,6 +224,9 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     if ruling and n.ended and n.wview is not None and n.wview.ok is not False:
         # A ruling asking the writer to act reaches it as a follow-up once its current run has ended.
         return [n.send("ruling", detail=str(ruling))]
+    report = _report_due(n)
+    if report is not None:
+        return report
     n.blocks = active_blocks(state, plan, node_id)
     n.parent_wait = [b for b in n.blocks if b.needs == "parent" and b.ruled is None]
     n.resumed = rec.epoch > _last_act(n.wrec)  # the parent resumed (or ruled) after the writer's last run began
@@ -236,6 +240,22 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
         if acts is not None:
             return acts
     return []
+
+
+def _report_due(n: _Node) -> list[Action] | None:
+    """`owed resume --expect report` and no submit since: one report follow-up, then park the node when
+    that run ends (`reported (resume #n)`, until a ruling, another resume, a submit or an abandon)."""
+    rec, cand = n.rec, n.slot.cand
+    if rec.expect != "report" or rec.resume is None or (cand is not None and cand.seq > rec.resume):
+        return None
+    if not n.ended:
+        return []
+    if not _since(n.wrec, "report", rec.resume):
+        return [n.send("report")]
+    if n.wview is not None and n.wview.ok is False:
+        return None  # the report run failed: the usual halts say how
+    return [_halt(n.id, n.a, f"reported (resume #{rec.resume})", "parent",
+                  f"owed resume {n.id} --note \"...\"", rid=n.wrid)]
 
 
 def _without_candidate(n: _Node) -> list[Action]:
@@ -366,6 +386,8 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     for node_id in open_nodes:
         rec = state.nodes[node_id]
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff:
+            continue
+        if after_missing(state, node_id):  # `owed resume --after`: left alone until those nodes merge
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":

@@ -64,6 +64,11 @@ def submit(cwd: str, node_id: str, *, commit: str | None, as_: str | None) -> E.
         full = repo.head(here)
     if not repo.is_clean(here):
         raise Refused(f"the worktree {here} has uncommitted changes: commit (or remove) them, then submit again")
+    if full == slot.base:
+        raise Refused(f"nothing to submit: {full[:12]} is the slot base (commit your work in {slot.worktree}, "
+                      f"then owed submit {node_id})")
+    if repo.tree_of(full) == repo.tree_of(slot.base):
+        raise Refused(f"nothing to submit: {full[:12]} has no change against the slot base {slot.base[:12]}")
     if not repo.is_ancestor(slot.base, full):
         raise Refused(f"commit {full[:12]} does not descend from the slot base {slot.base[:12]}"
                       f" (run owed rebase {node_id} if trunk moved)")

@@ -1,0 +1,70 @@
+"""Issue 12 defect 3: `owed resume --after` makes the driver wait until every named node merges (the next
+follow-up names the resume and its note); `--expect report` gets a report follow-up (findings, no submit) and
+a sealed report parks the node as `reported (resume #n)` with its last lines. Real CLI, `owed drive`, bash
+stand-in agents."""
+
+from __future__ import annotations
+
+from tests.driver.standins import WRITE_AND_SUBMIT, doc, kinds, make, messages, node, ok, owed
+
+FIRST_RUN_FAILS = """\
+    if [ ! -e "$STATE/$OWED_NODE.ran" ]; then touch "$STATE/$OWED_NODE.ran"; echo "stuck" >&2; exit 3; fi
+    if grep -q "asks for a report" "$OWED_TASK_FILE"; then
+        echo "FINDING 1: the helper is missing"
+        echo "FINDING 2: b must land first"
+        exit 0
+    fi
+""" + WRITE_AND_SUBMIT
+
+
+def test_resume_after_waits_for_the_other_node_and_the_follow_up_names_the_resume(tmp_path):
+    repo = make(tmp_path, writer=FIRST_RUN_FAILS, nodes=node("a") + node("b"))
+    ok(repo, "drive")
+    assert sorted(h["node"] for h in kinds(repo, "halt")) == ["a", "b"]
+    ok(repo, "resume", "a", "--after", "b", "--note", "b has the helper")
+    ok(repo, "resume", "b", "--note", "go on")
+    [res_a] = [r for r in kinds(repo, "resume") if r["node"] == "a"]
+    ok(repo, "drive")
+    merges = {m["node"]: m for m in kinds(repo, "merge")}
+    assert set(merges) == {"a", "b"}
+    sends_a = [s for s in kinds(repo, "send") if s["node"] == "a"]
+    assert sends_a and sends_a[0]["seq"] > merges["b"]["seq"]  # a was left alone until b merged
+    assert merges["a"]["seq"] > merges["b"]["seq"]
+    text = messages(repo, "a")[-1]
+    assert (f"The parent resumed this node (#{res_a['seq']}) after b merged at {merges['b']['commit'][:12]}: "
+            "b has the helper") in text
+
+
+def test_a_merge_already_accepted_waits_for_the_resume_after_node(tmp_path):
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, nodes=node("a") + node("b", extra="  later: true\n"))
+    ok(repo, "dispatch", "a")
+    ok(repo, "resume", "a", "--after", "b", "--note", "not before b")
+    ok(repo, "drive")  # b is backlog: a must not merge although its candidate is accepted
+    assert kinds(repo, "merge") == [] and kinds(repo, "halt") == []
+    phase = [p["phase"] for p in doc(repo, "status")["inProgress"] if p["node"] == "a"][0]
+    assert phase.startswith("waiting for b (resume #")
+
+
+def test_expect_report_asks_for_findings_then_parks_the_node_as_reported(tmp_path):
+    repo = make(tmp_path, writer=FIRST_RUN_FAILS, nodes=node("a"))
+    ok(repo, "drive")
+    ok(repo, "resume", "a", "--expect", "report", "--note", "diagnose first")
+    [res] = kinds(repo, "resume")
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stderr
+    [send] = kinds(repo, "send")
+    assert send["reason"] == "report"
+    text = messages(repo, "a")[-1]
+    assert f"asks for a report, not a candidate (resume #{res['seq']}): diagnose first" in text
+    assert "Do not commit for this and do not run owed submit a" in text and "then run: owed submit" not in text
+    assert kinds(repo, "submit") == []
+    park = kinds(repo, "halt")[-1]
+    assert park["reason"] == f"reported (resume #{res['seq']})" and park["needs"] == "parent"
+    assert "FINDING 1: the helper is missing" in r.stdout and "FINDING 2: b must land first" in r.stdout
+    st = doc(repo, "status")
+    assert [p["phase"] for p in st["inProgress"]] == [f"reported (resume #{res['seq']})"]
+    assert st["needsYou"][0]["seq"] == park["seq"]
+    assert ok(repo, "drive") and len(kinds(repo, "send")) == 1  # parked: nothing sent again
+    ok(repo, "resume", "a", "--note", "now make it")  # another resume unparks
+    ok(repo, "drive")
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
