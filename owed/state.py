@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 11
+STATE_VERSION = 12
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -238,6 +238,9 @@ class State(msgspec.Struct, kw_only=True):
     project: str = ""  # first 12 hex of the genesis hash: names driver runs
     genesis_keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
     trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk
+    trunk_since: dict[str, int] = {}  # invariant id -> seq of the entry that set its current trunk key
+    trunk_defns: dict[str, str] = {}  # invariant id -> keys.inv_defn it was keyed under (folds/refresh.py)
+    refreshes: list[int] = []  # seqs of refresh entries
     plan: PlanRef | None = None
     plans: list[PlanRef] = []
     allow_seq: int = 0  # seq of the owner plan entry (or genesis) that last set `allow`
