@@ -85,6 +85,12 @@ def inv_key(inv, plan, *, closure: str, reads: str) -> str:
     return digest({"o": "inv", **_run_spec(inv, plan), "closure": closure, "reads": reads})
 
 
+def inv_defn(inv, plan) -> str:
+    """What an invariant's trunk key depends on besides tree content (its run spec, reads and the plan's
+    closure globs): a trunk key recorded under another definition is stale until `owed attest --trunk`."""
+    return digest({"o": "inv-defn", **_run_spec(inv, plan), "closure": list(plan.closure), "reads": list(inv.reads)})
+
+
 def writes_key(*, base: str, cand: str, writes) -> str:
     return digest({"o": "writes", "base": base, "cand": cand, "writes": list(writes)})
 

@@ -22,6 +22,7 @@ from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds.adopt import fold_adopt
 from owed.folds.grants import fold_grant
+from owed.folds.refresh import fold_refresh, set_trunk_keys
 from owed.folds.sweeps import fold_sweep
 from owed.folds import judgments as J
 from owed.folds import slots as S
@@ -58,7 +59,8 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
     if set(e.keys) != {i.id for i in plan.invariants}:
         raise _refuse(e, "genesis records a key for every invariant of its plan")
     state.trunk, state.trunk_commit, state.genesis_commit = e.trunk, e.commit, e.commit
-    state.genesis_keys, state.trunk_keys = dict(e.keys), dict(e.keys)
+    state.genesis_keys = dict(e.keys)
+    set_trunk_keys(state, dict(e.keys), e.seq, plan)
     state.project = e.hash[:12]
     state.plan = PlanRef(seq=e.seq, sha=e.plan, by=e.by, path=e.path, rev=e.rev)
     state.plans.append(state.plan)
@@ -135,6 +137,7 @@ _FOLDS: dict[str, Callable[..., None]] = {
     "evidence": fold_evidence,
     "sweep": fold_sweep,
     "grant": fold_grant,
+    "refresh": fold_refresh,
 }
 
 

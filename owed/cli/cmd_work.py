@@ -49,12 +49,25 @@ def attest(
     node: Optional[str] = typer.Argument(None),
     rerun: bool = typer.Option(False, "--rerun", help="Measure again even where evidence exists."),
     genesis: bool = typer.Option(False, "--genesis", help="Measure the genesis invariants on trunk."),
+    trunk: bool = typer.Option(False, "--trunk", help="Re-key the trunk's invariants under the current plan and measure the changed keys."),
+    no_lease: bool = typer.Option(False, "--no-lease", help="With --trunk: do not take the machine lease."),
     json: bool = JSON,
 ) -> int:
     """Measure the open candidate's items in clean trees (exit 0 done, 1 new failure, 4 obligations open)."""
     from owed.cli.progress import measurements
     from owed.errors import UsageError
 
+    if no_lease and not trunk:
+        raise UsageError("--no-lease goes with --trunk")
+    if trunk:
+        if node or genesis or rerun:
+            raise UsageError("owed attest --trunk takes no node, --genesis or --rerun")
+        from owed.ops.refresh import attest_trunk, render as render_trunk
+
+        with measurements(json):
+            res = attest_trunk(os.getcwd(), lease=not no_lease)
+        emit(res.to_json(), json, render_trunk(res))
+        return res.exit_code
     if genesis:
         from owed.ops.genesis import attest_genesis, render
 
@@ -63,7 +76,7 @@ def attest(
         emit(res.to_json(), json, render(res))
         return res.exit_code
     if not node:
-        raise UsageError("owed attest needs a node (or --genesis)")
+        raise UsageError("owed attest needs a node (or --genesis, --trunk)")
     from owed.ops.attest import attest as run, render, to_json
 
     with measurements(json):

@@ -15,6 +15,7 @@ from owed import entries as E
 from owed import globs
 from owed import principals as P
 from owed.errors import Stale
+from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import refuse
 from owed.state import State
 
@@ -78,4 +79,4 @@ def fold_adopt(state: State, e: E.Adopt, plan) -> None:
     if problems:
         raise refuse(e, "; ".join(problems))
     state.trunk_commit, state.trunk_seq = e.commit, e.seq
-    state.trunk_keys = dict(e.keys)
+    set_trunk_keys(state, dict(e.keys), e.seq, plan)

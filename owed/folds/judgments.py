@@ -8,6 +8,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
+from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
@@ -308,6 +309,6 @@ def fold_merge(state: State, e: E.Merge, plan) -> None:
     rec.slot.open, rec.slot.closed = False, e.seq
     rec.merged, rec.merge_commit = e.seq, e.commit
     state.trunk_commit, state.trunk_seq = e.commit, e.seq
-    state.trunk_keys = dict(e.invariants)
+    set_trunk_keys(state, dict(e.invariants), e.seq, plan)
     state.merges.append(e.seq)
     state.merge_nodes[e.seq] = e.node

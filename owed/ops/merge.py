@@ -3,7 +3,8 @@
 Order: accepted? → trunk ref equals the ledger trunk (else `trunk moved outside owed …` or diverged) →
 genesis invariants measured (measured now when missing) → under the `merge` lock: `git merge-tree
 --write-tree` (a conflict refuses: `rebase needed`, nothing recorded) → merge commit M = [trunk, candidate]
-→ items keyed on M: node checks (an equal key reuses the candidate's evidence), writes on diff(trunk, M),
+→ the trunk refresh (ops/refresh.py: trunk invariant keys under the current plan, the changed ones measured
+on trunk and recorded whatever follows) → items keyed on M: node checks (an equal key reuses the candidate's evidence), writes on diff(trunk, M),
 invariants (an unchanged key inherits trunk's status) → measurements of the new keys, recorded with
 `merging: <node>` whether or not the merge then goes through → the guard (`merge_problems`, the same rule
 the reducer applies on replay) → in one locked step: compare-and-swap of refs/heads/<trunk> from the ledger
@@ -34,6 +35,7 @@ class MergeResult:
     observations: list = field(default_factory=list)
     unguarded: list = field(default_factory=list)
     reused: list = field(default_factory=list)
+    refreshed: object = None  # the RefreshResult of the trunk refresh merge ran first
 
 
 def unguarded_globs(paths: list[str], reads_match) -> list[str]:
@@ -167,6 +169,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.measure.items import invariant_keys, matcher, node_check_keys
     from owed.measure.run import Job, measure, measure_writes
     from owed.ops.attest import record_all
+    from owed.ops.refresh import refresh_trunk
 
     ctx = Context.load(cwd)
     node = _preflight(ctx, node_id)
@@ -179,6 +182,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         cand, pre = slot.cand, st.trunk_commit
         with measuring():
             mt, m = _merge_commit(ctx, node_id, pre, cand, slot.attempt)
+            refreshed = refresh_trunk(ctx)  # trunk keys under the current plan first; they stand on refusal
             st = ctx.state
             checks = node_check_keys(repo, plan, node, pre, m)
             invs = invariant_keys(repo, plan, m)
@@ -207,7 +211,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             merge_intent.clear(ctx.ledger)  # any other failure keeps the intent for the next command
     reads = [matcher(tuple(i.reads)) for i in plan.invariants]
     return MergeResult(node=node_id, attempt=slot.attempt, prior=pre, commit=m, entry=entries[0],
-                       observations=written, reused=reused,
+                       observations=written, reused=reused, refreshed=refreshed,
                        unguarded=unguarded_globs(repo.changed_paths(pre, m), lambda p: any(r(p) for r in reads)))
 
 
@@ -244,6 +248,11 @@ def _probes(ctx: Context, node, pre: str, measured) -> list:
 def render(res: MergeResult) -> str:
     e = res.entry
     out = [f"Merged {res.node} attempt {res.attempt}: trunk {res.prior[:12]} → {res.commit[:12]} (#{e.seq})"]
+    rf = res.refreshed
+    if rf is not None and (rf.refresh is not None or rf.observations):
+        out.append("  trunk refreshed first" + (f" (#{rf.refresh.seq}: {', '.join('inv:' + i for i in rf.changed)})"
+                                                if rf.refresh is not None else "") + "".join(
+            f"; trunk {o.obligation} {o.verdict} #{o.seq}" for o in rf.observations))
     for o in res.observations:
         out.append(f"  {'✔' if o.verdict == 'pass' else '✘'} {o.obligation} on the merge tree {o.verdict} #{o.seq}")
     if res.reused:
@@ -258,5 +267,7 @@ def to_json(res: MergeResult) -> dict:
     e = res.entry
     return {"node": res.node, "attempt": res.attempt, "seq": e.seq, "prior": res.prior, "commit": res.commit,
             "observations": [o.seq for o in res.observations], "reused": res.reused, "unguarded": res.unguarded,
-            "defers": list(e.defers)}
+            "defers": list(e.defers),
+            **({"refresh": res.refreshed.to_json()} if res.refreshed is not None and (
+                res.refreshed.refresh is not None or res.refreshed.observations) else {})}
 

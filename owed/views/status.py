@@ -170,7 +170,10 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
     progress, debt = [], []
-    needs = trunk_needs(state, facts) + orphan_needs(state, plan)
+    from owed.views import trunk_red as TR
+
+    red = TR.trunk_red(state, plan)
+    needs = trunk_needs(state, facts) + TR.needs(state, plan) + orphan_needs(state, plan)
     for r in invs:
         if r["verdict"] in ("fail", "conflict"):
             debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
@@ -218,6 +221,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
         "trunkWorktree": facts.get("trunk_worktree"),
         "mergeQueue": queue, "next": next_items(needs, queue),
+        **({"trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red]} if red else {}),
         **({"receipts": receipts(state, plan)} if full else {}),
     }
 

@@ -169,6 +169,10 @@ def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
 
 
 def render(v: dict) -> str:
+    if v.get("view") == "trunk":  # owed why trunk / why inv:<id> (views/trunk_red.py)
+        from owed.views.trunk_red import render_why
+
+        return render_why(v)
     head = f"{v['node']}" + (f": {v['title']}" if v.get("title") else "") + f" — {v['phase']}"
     out = [head]
     if not v["accepted"]:  # the node's Needs-you items (a driver halt, a decision), as status lists them
@@ -258,6 +262,10 @@ def why_view(cwd: str, node_id: str, *, full: bool = False) -> dict:
     from owed.ops.context import Context
 
     ctx = Context.load(cwd or os.getcwd())
+    if (node_id == "trunk" and ctx.plan.node("trunk") is None) or node_id.startswith("inv:"):
+        from owed.views.trunk_red import why_trunk
+
+        return why_trunk(ctx.state, ctx.plan, None if node_id == "trunk" else node_id[4:])
     slot = ctx.state.open_slot(node_id)
     changed = None
     if slot is not None and slot.cand is not None:

@@ -92,10 +92,32 @@ def test_submit_must_carry_every_obligation_the_plan_asks_for():
                                                                                  "rulings": "x"}))
 
 
-def test_unsupported_kinds_are_refused_not_folded_blindly():
+INV_PLAN = PLAN.replace("nodes:", "invariants:\n  - {id: u, run: 'true'}\n  - {id: v, run: 'true'}\nnodes:")
+
+
+def test_a_refresh_replaces_trunk_keys_without_moving_trunk_and_is_checked_on_replay():
+    from owed.plan.load import parse_plan
+
     b = Book(PLAN)
-    with pytest.raises(Refused, match="refresh entries are not supported"):
-        b.add(E.Refresh(by="executor:owed", commit="1" * 40))
+    b.plan = parse_plan(INV_PLAN)  # a later plan adds two invariants
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    trunk, tseq = b.state.trunk_commit, b.state.trunk_seq
+    assert b.state.trunk_keys == {}
+    good = dict(by="executor:owed", commit=trunk, keys={"u": "a" * 64, "v": "b" * 64})
+    for bad, why in [(dict(by="parent:cli"), "only the executor"), (dict(commit="2" * 40), "of the ledger trunk"),
+                     (dict(keys={"u": "a" * 64}), "every invariant of the current plan"),
+                     (dict(keys={"u": "a" * 64, "v": "b" * 64, "w": "c" * 64}), "every invariant"),
+                     (dict(keys={"u": "a" * 64, "v": "k"}), "64-hex")]:
+        with pytest.raises(Refused, match=why):
+            b.add(E.Refresh(**{**good, **bad}))
+    e = b.add(E.Refresh(**good))
+    assert b.state.trunk_keys == good["keys"] and b.state.refreshes == [e.seq]
+    assert (b.state.trunk_commit, b.state.trunk_seq) == (trunk, tseq)  # trunk does not move
+    assert b.state.trunk_since == {"u": e.seq, "v": e.seq}
+    with pytest.raises(Refused, match="nothing to refresh"):
+        b.add(E.Refresh(**good))
+    e2 = b.add(E.Refresh(**{**good, "keys": {"u": "a" * 64, "v": "d" * 64}}))
+    assert b.state.trunk_since == {"u": e.seq, "v": e2.seq}  # an unchanged key keeps its since
 
 
 def test_sweeps_are_executor_records_that_change_no_acceptance():

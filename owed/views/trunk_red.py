@@ -1,0 +1,128 @@
+"""Trunk invariant debt as views (pure: State + plan → records): what status, why and the driver say about
+invariants that are red on the ledger trunk itself, or not measured there yet.
+
+- `trunk_red(state, plan)`: `[{obligation, key, since, names, obs, text, options}]`, one per invariant
+  whose current trunk key failed (or passed and failed): `inv:<id> red on trunk since <kind> #<seq>
+  (<names>); not caused by any open node` — the trunk content itself fails, before any open candidate
+  merges. `options`: assign a fix node with known_red names (owed edit --invariant …; an unnamed failure
+  can only be deferred per merge), or find the culprit (owed sweep --commit <trunk12>). Status JSON `trunkRed` is its `{obligation, key, text}` part.
+- `unmeasured(state, plan)`: invariants of the current plan whose trunk key is missing, stale (keyed under
+  another definition) or without a verdict: `inv:<id> not measured on trunk yet — owed attest --trunk`.
+- `needs(state, plan)`: the `trunk:` Needs-you lines of both (status and why share them).
+- `why_trunk(state, plan, only)` / `render_why`: `owed why trunk` and `owed why inv:<id>`.
+"""
+
+from __future__ import annotations
+
+from owed.folds.refresh import stale_invariants
+
+
+def since_label(state, seq: int | None) -> str:
+    if seq is None:
+        return "?"
+    if seq == 0:
+        return "genesis #0"
+    if seq in state.refreshes:
+        return f"refresh #{seq}"
+    if seq in state.merge_nodes:
+        return f"merge #{seq} ({state.merge_nodes[seq]})"
+    return f"adopt #{seq}"
+
+
+def _names(agg) -> list[str]:
+    last = agg.last_fail if agg is not None else None
+    return list(last.failed) if last is not None else []
+
+
+def _options(inv_id: str, names: list[str], trunk12: str) -> list[str]:
+    if names:  # known_red takes exact names; an unnamed failure can only be deferred merge by merge
+        listed = ", ".join(f'{{test: "{n}", fix: <node>}}' for n in names[:20])
+        first = (f"assign a fix node: owed edit --invariant {inv_id} --set 'known_red=[{listed}]' "
+                 f"--as owner:<you> --note \"<why>\"")
+    else:
+        first = f"no test names to list as known_red: the owner defers it per merge: owed defer <node> {inv_id} --reason \"<why>\""
+    return [first, f"find the culprit: owed sweep --commit {trunk12}"]
+
+
+def trunk_red(state, plan) -> list[dict]:
+    out = []
+    stale = set(stale_invariants(state, plan))
+    for inv in plan.invariants:
+        key = state.trunk_keys.get(inv.id)
+        if key is None or inv.id in stale:
+            continue
+        agg = state.agg("trunk", f"inv:{inv.id}", key)
+        if agg is None or agg.verdict not in ("fail", "conflict"):
+            continue
+        names = _names(agg)
+        since = since_label(state, state.trunk_since.get(inv.id))
+        shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "") if names else "no test names"
+        flaky = " (passed and failed on this key)" if agg.verdict == "conflict" else ""
+        text = f"inv:{inv.id} red on trunk since {since} ({shown}){flaky}; not caused by any open node"
+        out.append({"obligation": f"inv:{inv.id}", "key": key, "since": state.trunk_since.get(inv.id),
+                    "names": names, "obs": agg.last_fail.seq if agg.last_fail else None, "text": text,
+                    "options": _options(inv.id, names, state.trunk_commit[:12])})
+    return out
+
+
+def unmeasured(state, plan) -> list[dict]:
+    stale = set(stale_invariants(state, plan))
+    out = []
+    for inv in plan.invariants:
+        key = state.trunk_keys.get(inv.id)
+        agg = state.agg("trunk", f"inv:{inv.id}", key) if key and inv.id not in stale else None
+        if inv.id in stale or agg is None or not (agg.passes or agg.fails):
+            out.append({"obligation": f"inv:{inv.id}", "key": None if inv.id in stale else key,
+                        "text": f"inv:{inv.id} not measured on trunk yet — owed attest --trunk"})
+    return out
+
+
+def needs(state, plan) -> list[dict]:
+    out = [{"node": "trunk", "reason": r["text"], "command": " · ".join(r["options"])} for r in trunk_red(state, plan)]
+    genesis = set(state.genesis_missing())  # `owed attest --genesis` already says so
+    out += [{"node": "trunk", "reason": u["text"].split(" — ")[0], "command": "owed attest --trunk"}
+            for u in unmeasured(state, plan) if u["obligation"][4:] not in genesis]
+    return out
+
+
+def why_trunk(state, plan, only: str | None = None) -> dict:
+    """`owed why trunk` (every invariant) or `owed why inv:<id>` (one): the trunk key, its verdict and since."""
+    from owed.errors import UnknownNode
+
+    ids = [i.id for i in plan.invariants]
+    if only is not None and only not in ids:
+        raise UnknownNode(f"unknown invariant {only!r} (the plan has: {', '.join(ids) or 'none'})")
+    red = {r["obligation"]: r for r in trunk_red(state, plan)}
+    missing = {u["obligation"]: u for u in unmeasured(state, plan)}
+    rows = []
+    for inv in plan.invariants:
+        if only is not None and inv.id != only:
+            continue
+        ob, key = f"inv:{inv.id}", state.trunk_keys.get(inv.id)
+        agg = state.agg("trunk", ob, key) if key else None
+        row = {"obligation": ob, "key": key, "verdict": agg.verdict if agg else "none",
+               "since": state.trunk_since.get(inv.id), "sinceLabel": since_label(state, state.trunk_since.get(inv.id)),
+               "obs": agg.last.seq if agg and agg.last else None}
+        if ob in red:
+            row.update(text=red[ob]["text"], names=red[ob]["names"], options=red[ob]["options"])
+        elif ob in missing:
+            row.update(text=missing[ob]["text"], verdict="none" if missing[ob]["key"] is None else row["verdict"])
+        rows.append(row)
+    return {"view": "trunk", "trunk": state.trunk, "commit": state.trunk_commit, "seq": state.trunk_seq,
+            "invariants": rows, "trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red.values()
+                                             if only is None or r["obligation"] == f"inv:{only}"]}
+
+
+def render_why(v: dict) -> str:
+    marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥"}
+    out = [f"trunk {v['trunk']} {v['commit'][:12]} (ledger trunk since #{v['seq']})"]
+    for r in v["invariants"]:
+        line = f"  {marks.get(r['verdict'], '?')} {r['obligation']}: {r['verdict']}"
+        if r["key"]:
+            line += f" (key {r['key'][:12]} since {r['sinceLabel']}" + (f", obs #{r['obs']}" if r["obs"] is not None else "") + ")"
+        out.append(line)
+        if r.get("text"):
+            out.append(f"      {r['text']}")
+        for o in r.get("options", ()):
+            out.append(f"      → {o}")
+    return "\n".join(out)
