@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 11
+STATE_VERSION = 12
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -225,6 +225,8 @@ class NodeRec(_S):
     repairs: int = 0  # repair follow-ups sent in the open attempt
     touched: int | None = None  # seq of the latest entry naming the node by anyone but the driver
     epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
+    accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
+    accepted_cand: int | None = None  # the submit seq accepted_since belongs to
 
 
 class State(msgspec.Struct, kw_only=True):
