@@ -156,9 +156,11 @@ class Driver:
         from driver.outcomes import attest_outcome, merge_outcome
         from runner import RunSpec, run
 
-        argv = [sys.executable, "-m", "owed", act.kind, act.node, "--json"]
+        from driver.merging import child_argv, merge_job
+
         try:
-            out = await run(RunSpec(argv, cwd=self.root, timeout_s=None, grace_s=5.0))
+            with merge_job(self, act):
+                out = await run(RunSpec(child_argv(act), cwd=self.root, timeout_s=None, grace_s=5.0))
         finally:
             self.inflight.pop(act.node, None)
         code = out.exit_code

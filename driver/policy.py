@@ -26,8 +26,8 @@ node gets at most one action per pass:
       approve, evidence)                             → halt (owner) with the exact command
     reviews missing                                  → launch reviewers for c (count; closure-review needs 1)
     reviewers ended without recording                → halt "review missing"
-    accepted                                         → merge candidate (one merge slot; ordered by dependents,
-                                                       then accepted age); refused with code conflict → rebase
+    accepted                                         → merge candidate (one merge slot; merge-queue order:
+                                                       dependents, acceptedSince, id); conflict → rebase
 Then dispatch ready nodes (dependents first) while open attempts < drive.max, skipping write overlaps.
 Trunk moved outside owed is a notice (merges wait), never a halt.
 """
@@ -369,6 +369,15 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     return [Action("merge", n.id, n.a)]
 
 
+def _next_merge(state, plan, merges: list[str]) -> Action:
+    """The first eligible merge in merge-queue order (owed/views/queue.py: dependents, acceptedSince, id)."""
+    from owed.views.queue import merge_queue
+
+    rank = {n: i for i, n in enumerate(merge_queue(state, plan))}
+    first = min(merges, key=lambda n: (rank.get(n, len(rank)), merges.index(n)))
+    return Action("merge", first, state.nodes[first].slot.attempt)
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -400,7 +409,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
             else:
                 out.append(act)
     if merges and not facts.merging and not facts.trunk_moved:
-        out.insert(0, Action("merge", merges[0], state.nodes[merges[0]].slot.attempt))
+        out.insert(0, _next_merge(state, plan, merges))
     # Dispatch ready nodes.
     from owed.readiness import ready_nodes
 

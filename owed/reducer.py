@@ -20,6 +20,7 @@ from owed import principals as P
 from owed.errors import Refused, Stale
 from owed.folds import drive as D
 from owed.folds import escapes as X
+from owed.folds import queue as Q
 from owed.folds.adopt import fold_adopt
 from owed.folds.grants import fold_grant
 from owed.folds.refresh import fold_refresh, set_trunk_keys
@@ -161,6 +162,8 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
             raise _refuse(e, f"{kind} entries are not supported by owed {__version__} yet")
     if state.nodes:
         D.touch(state, e)
+        if state.plan is not None:
+            Q.track(state, e, plans(state.plan.sha))
     state.seq, state.head, state.ts = e.seq, e.hash, e.ts
     state.kinds[kind] = state.kinds.get(kind, 0) + 1
     return state

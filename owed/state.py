@@ -231,6 +231,8 @@ class NodeRec(_S):
     repairs: int = 0  # repair follow-ups sent in the open attempt
     touched: int | None = None  # seq of the latest entry naming the node by anyone but the driver
     epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
+    accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
+    accepted_cand: int | None = None  # the submit seq accepted_since belongs to
 
 
 class State(msgspec.Struct, kw_only=True):

@@ -22,6 +22,7 @@ from owed.acceptance import accepted, active_blocks, items
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
+from owed.views.queue import merge_waiting, phase_of
 
 
 def parse_ts(ts: str) -> datetime | None:
@@ -99,13 +100,11 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
     return out
 
 
-def merge_queue(state, plan, progress: list[dict]) -> list[str]:
-    """Accepted open attempts in the order the driver merges them: unfinished dependents first."""
-    from owed.plan.graph import dependent_counts
+def merge_queue(state, plan, progress: list[dict] | None = None) -> list[str]:
+    """Accepted open attempts in the order the driver merges them (owed/views/queue.py)."""
+    from owed.views.queue import merge_queue as ordered
 
-    weight = dependent_counts(plan, state.merged)
-    ready = [p["node"] for p in progress if p["phase"].startswith("accepted")]
-    return sorted(ready, key=lambda n: (-weight.get(n, 0), n))
+    return ordered(state, plan)
 
 
 def receipts(state, plan) -> list[dict]:
@@ -177,6 +176,8 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     for r in invs:
         if r["verdict"] in ("fail", "conflict"):
             debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
+    queue = merge_queue(state, plan)
+    merge_wait = merge_waiting(queue, facts.get("merging"))
     for node in plan.nodes:
         rec = state.nodes.get(node.id)
         if rec is None or rec.merged is not None:
@@ -189,7 +190,11 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
             continue
         phase, its = _phase(state, plan, node.id)
         since = slot.cand.ts if slot.cand else slot.ts
-        phase, since = wait_phase(state, plan, node.id) or (phase, since)
+        waited = wait_phase(state, plan, node.id)
+        if waited:
+            phase, since = waited
+        elif phase.startswith("accepted"):
+            phase = phase_of(node.id, facts.get("merging"), merge_wait)
         progress.append({"node": node.id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)})
         needs += with_halt(state, node.id, _needs(state, plan, node.id, phase, its))
         for w in rec.waivers:
@@ -211,7 +216,6 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
                and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
     later = [n.id for n in plan.nodes if n.later and n.id not in state.merged]
     merged_now = sum(1 for n in plan.nodes if n.id in state.merged)
-    queue = merge_queue(state, plan, progress)
     return {
         "summary": {"merged": merged_now, "inProgress": len(progress), "needYou": len(needs), "trunk": state.trunk,
                     "trunkCommit": state.trunk_commit, "invariantsOk": inv_ok, "invariants": len(invs)},
@@ -220,7 +224,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
         "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
         "trunkWorktree": facts.get("trunk_worktree"),
-        "mergeQueue": queue, "next": next_items(needs, queue),
+        "mergeQueue": queue, "mergeWaiting": merge_wait, "next": next_items(needs, queue),
         **({"trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red]} if red else {}),
         **({"receipts": receipts(state, plan)} if full else {}),
     }
@@ -273,4 +277,9 @@ def status_view(cwd: str, *, full: bool = False) -> dict:
     wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
     if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
         facts["trunk_worktree"] = str(wt)
+    from owed.ops.merge_waiting import read as running_merge
+
+    job = running_merge(ctx.ledger.root)
+    if job is not None:
+        facts["merging"] = job
     return build(ctx.state, ctx.plan, datetime.now(timezone.utc), facts, full=full)

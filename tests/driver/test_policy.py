@@ -388,3 +388,49 @@ def test_evidence_due_halts_with_the_evidence_command():
     acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"]
     assert acts[0].kind == "halt" and acts[0].command.startswith("owed evidence a ui --file")
     assert "--as parent:<id>" in acts[0].command
+
+
+def _accept_plain(b, node, commit):
+    if not b.state.nodes[node].runs:
+        b.launch(node)
+    b.submit(node, commit)
+    b.obs(node, "writes", "pass")
+
+
+def _sealed(b):
+    return {rid: run(state="sealed", ok=True) for rec in b.state.nodes.values() for rid in rec.runs}
+
+
+def test_merge_order_follows_accepted_since_then_id():
+    from owed.views.queue import merge_queue
+
+    b = Book()
+    b.dispatch("c")
+    b.dispatch("d")
+    _accept_plain(b, "d", "d1")  # d is accepted first: it merges first although c < d
+    _accept_plain(b, "c", "c1")
+    assert b.state.nodes["d"].accepted_since < b.state.nodes["c"].accepted_since
+    assert merge_queue(b.state, b.plan) == ["d", "c"]
+    assert [a.node for a in b.decide(_sealed(b)) if a.kind == "merge"] == ["d"]
+    # A new candidate resets acceptedSince: d is accepted again later than c and goes behind it.
+    b.submit("d", "d2")
+    assert b.state.nodes["d"].accepted_since is None and merge_queue(b.state, b.plan) == ["c"]
+    b.obs("d", "writes", "pass")
+    assert merge_queue(b.state, b.plan) == ["c", "d"]
+    assert [a.node for a in b.decide(_sealed(b)) if a.kind == "merge"] == ["c"]
+
+
+def test_merge_order_unfinished_dependents_first():
+    from owed.views.queue import merge_queue
+
+    b = Book()
+    b.dispatch("c")
+    _accept_plain(b, "c", "c1")  # c: accepted first, no dependents
+    b.dispatch("a")
+    b.launch("a")
+    b.submit("a", "a1")
+    for o in ("check:t", "writes"):
+        b.obs("a", o, "pass")
+    b.review("a")  # a: accepted later, but b depends on it
+    assert merge_queue(b.state, b.plan) == ["a", "c"]
+    assert [a.node for a in b.decide(_sealed(b)) if a.kind == "merge"] == ["a"]

@@ -1,0 +1,96 @@
+"""Merge order and merge waiting through the real CLI: `Merge queue:` / `mergeQueue` by unfinished dependents,
+acceptedSince and id; `mergeWaiting` from the driver's runtime merge job (never ledger evidence)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from owed.ops import merge_waiting
+from tests.conftest import make_repo
+from tests.e2e.test_merge import accepted
+
+PLAN = textwrap.dedent("""\
+    version: 1
+    trunk: main
+    invariants: []
+    nodes:
+      - {id: a, writes: [a.txt]}
+      - {id: b, writes: [b.txt]}
+      - {id: c, writes: [c.txt]}
+      - {id: d, deps: [c], writes: [d.txt]}
+    """)
+
+
+@pytest.fixture
+def qrepo(tmp_path, owed):
+    repo = make_repo(tmp_path / "q", PLAN)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    return repo
+
+
+def status(owed) -> dict:
+    r = owed("status", "--full", "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_queue_by_dependents_then_accepted_since_then_id(owed, qrepo):
+    accepted(owed, qrepo, "b", {"b.txt": "b\n"})
+    accepted(owed, qrepo, "a", {"a.txt": "a\n"})
+    accepted(owed, qrepo, "c", {"c.txt": "c\n"})
+    # c has an unfinished dependent (d): first; b was accepted before a: b before a although a < b.
+    assert status(owed)["mergeQueue"] == ["c", "b", "a"]
+    assert "Merge queue: c, b, a" in owed("status", "--full").stdout
+    # A new candidate of b resets its acceptedSince: accepted again, it queues behind a.
+    wt = qrepo / ".owed" / "wt" / "b-1"
+    (wt / "b.txt").write_text("b2\n")
+    subprocess.run(["git", "commit", "-qam", "b2"], cwd=wt, check=True)
+    assert owed("submit", "b", cwd=wt).returncode == 0
+    assert status(owed)["mergeQueue"] == ["c", "a"]
+    assert owed("attest", "b").returncode == 0
+    assert status(owed)["mergeQueue"] == ["c", "a", "b"]
+    # The order is derived: a verified replay from scratch gives the same queue.
+    assert owed("verify").returncode == 0
+    assert status(owed)["mergeQueue"] == ["c", "a", "b"]
+
+
+def test_merge_waiting_names_the_running_job_and_queue_positions(owed, qrepo):
+    accepted(owed, qrepo, "a", {"a.txt": "a\n"})
+    accepted(owed, qrepo, "b", {"b.txt": "b\n"})
+    accepted(owed, qrepo, "c", {"c.txt": "c\n"})
+    doc = status(owed)
+    assert doc["mergeWaiting"] == {}
+    root = qrepo / ".git" / "owed"
+    merge_waiting.write(root, ["c"], "2026-12-02T09:12:30.000Z")  # this (live) process plays the driver
+    try:
+        doc = status(owed)
+        assert doc["mergeQueue"] == ["c", "a", "b"]
+        assert doc["mergeWaiting"] == {"a": {"job": "c merge", "since": "2026-12-02T09:12:30.000Z", "ahead": 1},
+                                       "b": {"job": "c merge", "since": "2026-12-02T09:12:30.000Z", "ahead": 2}}
+        text = owed("status").stdout
+        assert "c: accepted (merging)" in text
+        assert "a: accepted (merge waiting for driver-internal job (c merge, since 09:12); 1 merge ahead)" in text
+        assert "b: accepted (merge waiting for driver-internal job (c merge, since 09:12); 2 merges ahead)" in text
+        # A batch job: its members say `merge in batch with <leader>`.
+        merge_waiting.write(root, ["a", "b"], "2026-12-02T10:00:00.000Z")
+        text = owed("status").stdout
+        assert "a: accepted (merging)" in text and "b: accepted (merge in batch with a)" in text
+        assert status(owed)["mergeWaiting"] == {"c": {"job": "a,b merge", "since": "2026-12-02T10:00:00.000Z",
+                                                      "ahead": 0}}
+    finally:
+        merge_waiting.clear(root)
+    # A job whose driver is dead is stale: ignored.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert not os.path.exists(merge_waiting.path(root))
+    merge_waiting.write(root, ["c"], "2026-12-02T09:12:30.000Z")
+    stale = json.loads(merge_waiting.path(root).read_text()) | {"pid": int(dead.stdout)}
+    merge_waiting.path(root).write_text(json.dumps(stale))
+    assert status(owed)["mergeWaiting"] == {}
+    assert "merge pending" in owed("status").stdout
