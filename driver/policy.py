@@ -392,9 +392,14 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     if facts.trunk_moved:
         out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
     attests = facts.measuring
+    from driver.overlap import cycle_halts
+
+    out += cycle_halts(state, plan, open_nodes, _halt)
+    cycled = {a.node for a in out if a.kind == "halt"}
     for node_id in open_nodes:
         rec = state.nodes[node_id]
-        if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff:
+        if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
+                or node_id in cycled:
             continue
         if after_missing(state, node_id):  # `owed resume --after`: left alone until those nodes merge
             continue

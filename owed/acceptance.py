@@ -22,6 +22,7 @@ import msgspec
 from owed.canon import digest
 from owed.keys import split
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
+from owed.waits import open_waits
 
 
 class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -131,11 +132,26 @@ def _executed(state: State, node_id: str, obligation: str, key: str) -> tuple[st
     v = agg.verdict if agg else "none"
     if v == "pass":
         return "E", None, agg.last_pass, "measured"
+    if v == "fail" and agg.waiting == agg.fails:
+        # An overlap-only writes failure (obs.waits_on): nobody's repair; it waits for the overlapped open
+        # slots, then owed measures writes again on this key (owed/waits.py).
+        if open_waits(state, node_id, agg.waits, agg.last_fail.seq):
+            return "D", None, agg.last_fail, "waiting"
+        return "D", "executor", agg.last_fail, "remeasure"
     if v == "fail":
         return "D", "writer", agg.last_fail, "failed"
     if v == "conflict":
         return "D", "owner", agg.last_fail, "conflict"
     return "D", "executor", agg.last if agg else None, "missing"
+
+
+def _wait_hint(state: State, node_id: str, status: str) -> str:
+    if status == "remeasure":
+        return f"the overlapped slots closed: owed attest {node_id} measures writes again on this key"
+    agg = state.agg(node_id, "writes", state.open_slot(node_id).cand.keys["writes"])
+    shown = ", ".join(open_waits(state, node_id, agg.waits, agg.last_fail.seq))
+    return (f"waits for the open slot(s) of {shown} to merge or be abandoned; then writes is measured again "
+            f"(or owed resume {node_id} --note \"...\" to measure it now)")
 
 
 def _latest_rule(state: State, node_id: str, slot) -> int | None:
@@ -154,6 +170,8 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
     if kind in EXECUTED:
         mark, who, obs, status = _executed(state, node_id, obligation, key)
         item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
+        if status in ("waiting", "remeasure"):
+            item.hint = _wait_hint(state, node_id, status)
         if mark == "E" and mine:
             flaky = any(b.flaky is not None for b in mine)
             item = Item(obligation=obligation, key=key, mark="D", status="blocked",

@@ -152,6 +152,7 @@ class Obs(Entry, tag="obs"):
     timed_out: bool = False
     runs: tuple[RunVote, ...] = ()
     noisy: bool = False
+    waits_on: tuple[str, ...] = ()  # writes: an overlap-only failure waits for these open slots (0.17)
 
 
 class Review(Entry, tag="review"):

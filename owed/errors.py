@@ -20,16 +20,19 @@ EXIT_SIGTERM = 143
 
 
 class OwedError(Exception):
-    """Base: a one-line message, an exit code and a JSON code."""
+    """Base: a one-line message, an exit code and a JSON code. `lines` (text output only) are items the
+    one-line message summarizes, printed one per line below it (the JSON document carries them in details)."""
 
     exit_code = EXIT_INTERNAL
     code = "internal"
 
-    def __init__(self, message: str, *, hint: str | None = None, details: dict | None = None):
+    def __init__(self, message: str, *, hint: str | None = None, details: dict | None = None,
+                 lines: list[str] | None = None):
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.details = details or {}
+        self.lines = list(lines or [])
 
     def to_json(self) -> dict:
         out = {"error": self.message, "code": self.code}

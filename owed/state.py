@@ -94,12 +94,16 @@ class ObsRec(_S):
     attribution: bool = False
     merging: str | None = None
     failed: list[str] = []
+    waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
 
 
 class ObsAgg(_S):
     passes: int = 0
     fails: int = 0
     errors: int = 0
+    waiting: int = 0  # of the fails, the overlap-only ones (obs.waits_on)
+    waits: dict[str, int] = {}  # the slots they wait for (node -> attempt)
+    superseded: list[int] = []  # overlap-only fails a later observation on the key superseded
     last: ObsRec | None = None
     last_pass: ObsRec | None = None
     last_fail: ObsRec | None = None

@@ -46,7 +46,8 @@ def emit(obj, json_mode: bool, text: str | None = None) -> None:
             sys.stdout.write(out if out.endswith("\n") else out + "\n")
 
 
-def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = None, hint: str | None = None) -> None:
+def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = None, hint: str | None = None,
+               lines: list[str] | None = None) -> None:
     if json_mode:
         doc = {"error": message, "code": code}
         if hint:
@@ -57,5 +58,7 @@ def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = No
     else:
         line = escape_controls(message.replace("\n", " "))
         sys.stderr.write(f"owed: {line}\n")
+        for item in lines or ():
+            sys.stderr.write(f"  {escape_controls(item.replace(chr(10), ' '))}\n")
         if hint:
             sys.stderr.write(f"hint: {escape_controls(hint)}\n")

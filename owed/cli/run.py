@@ -73,7 +73,7 @@ def run(args: list[str], json_mode: bool) -> int:
 def _owed_error(e: OwedError, json_mode: bool) -> int:
     from owed.cli.output import emit_error
 
-    emit_error(e.message, e.code, json_mode, e.details, hint=e.hint)
+    emit_error(e.message, e.code, json_mode, e.details, hint=e.hint, lines=e.lines)
     return e.exit_code
 
 

@@ -12,6 +12,7 @@ from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
+from owed.waits import open_waits, overlap_only, waits_of
 
 VERDICTS = ("pass", "fail", "error")
 
@@ -32,6 +33,10 @@ def _record(state: State, e: E.Obs) -> ObsRec:
     elif e.verdict == "fail":
         agg.fails += 1
         agg.last_fail = rec
+        if e.waits_on:
+            rec.waits = waits_of(state, e.subject, e.waits_on)
+            agg.waiting += 1
+            agg.waits = {**agg.waits, **rec.waits}
     else:
         agg.errors += 1
     agg.last = rec
@@ -52,6 +57,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
     kind, rest = split(e.obligation)
+    if e.waits_on and (e.subject == "trunk" or e.merging is not None or e.probe is not None or e.attribution):
+        raise refuse(e, "waits_on belongs to a failing writes observation of an open candidate")
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
@@ -82,14 +89,43 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, f"{e.subject} has no open candidate")
     if slot.cand.keys.get(e.obligation) != e.key:
         raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
+    _check_waits(state, e, plan)
+    _supersede_wait(state, e)
     _record(state, e)
-    if e.verdict == "fail":
+    if e.verdict == "fail" and not e.waits_on:  # an overlap wait is nobody's repair: no block
         check = _check_of(plan, e.subject, e.obligation)
         defn = check_defn(check, plan) if check is not None else (
             writes_defn(plan.node(e.subject)) if e.obligation == "writes" else None)
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
                                 by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
                                 note=e.note, defn=defn))
+
+
+def _check_waits(state: State, e: E.Obs, plan) -> None:
+    """obs.waits_on (0.17): a writes failure whose every out-of-writes path (all listed in `failed`) is
+    covered and refused only by the overlap of the named open slots — re-checked here, on append and replay."""
+    if not e.waits_on:
+        return
+    if e.obligation != "writes" or e.verdict != "fail":
+        raise refuse(e, "waits_on belongs to a failing writes observation of an open candidate")
+    if list(e.waits_on) != sorted(set(e.waits_on)):
+        raise refuse(e, "waits_on names sorted, distinct nodes")
+    if overlap_only(state, plan, e.subject, e.failed) != tuple(e.waits_on):
+        raise refuse(e, f"waits_on {', '.join(e.waits_on)} is not what these paths wait for (an overlap-only "
+                        "refusal names exactly the open slots its paths overlap)")
+
+
+def _supersede_wait(state: State, e: E.Obs) -> None:
+    """A writes observation after an overlap-only failure on the same key whose waits are over (every
+    waited slot merged or was abandoned, or the node was resumed since) supersedes that failure."""
+    agg = state.obs.get(item_id(e.subject, e.obligation, e.key))
+    if (e.obligation != "writes" or agg is None or not agg.fails or agg.waiting != agg.fails
+            or agg.last_fail is None or open_waits(state, e.subject, agg.waits, agg.last_fail.seq)):
+        return
+    agg.superseded = [*agg.superseded, agg.last_fail.seq]
+    agg.fails, agg.waiting, agg.waits, agg.last_fail = 0, 0, {}, None
+    if agg.last is not None and agg.last.verdict == "fail":
+        agg.last = agg.last_pass
 
 
 def keep_blocks(state: State, old, new, seq: int) -> None:

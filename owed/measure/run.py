@@ -58,6 +58,7 @@ class Measured:
     runs: list = field(default_factory=list)
     noisy: bool = False
     grant: tuple[str, ...] = ()  # writes: out-of-writes paths to grant in the same append as this observation
+    outside: tuple[str, ...] = ()  # writes: every path left outside the effective writes (failed keeps 50)
 
     def entry(self, log_sha: str | None) -> E.Obs:
         j = self.job
@@ -272,6 +273,6 @@ def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grant
         first = next((reasons[p] for p in bad if p in reasons), None)
         note = f"paths outside writes: {shown}" + (f" ({first})" if first else "")
         return Measured(job, "fail", note=note, failed=tuple(bad[:50]), log="\n".join(log + [note]).encode(),
-                        duration_ms=int((time.monotonic() - t0) * 1000), grant=tuple(sorted(new)))
+                        duration_ms=int((time.monotonic() - t0) * 1000), grant=tuple(sorted(new)), outside=tuple(bad))
     return Measured(job, "pass", log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
                     grant=tuple(sorted(new)))

@@ -111,7 +111,7 @@ def item_jobs(ctx: Context, node, slot, rerun: bool) -> tuple[list[Job], list[st
         if kind not in ("check", "red", "strength", "writes"):
             continue
         agg = ctx.state.agg(node.id, obligation, key)
-        if agg is not None and (agg.passes or agg.fails) and not rerun:
+        if agg is not None and (agg.passes or agg.fails) and not rerun and not _wait_over(ctx.state, node.id, agg):
             reused.append(obligation)
             continue
         spec = _check(node, obligation) if kind != "writes" else None
@@ -120,6 +120,23 @@ def item_jobs(ctx: Context, node, slot, rerun: bool) -> tuple[list[Job], list[st
     order = {o: i for i, o in enumerate(cand.keys)}
     jobs.sort(key=lambda j: order.get(j.obligation, 0))
     return jobs, reused
+
+
+def _wait_over(state, node_id: str, agg) -> bool:
+    """An overlap-only writes failure whose waited slots closed: writes is measured once more on its key."""
+    from owed.waits import open_waits
+
+    return (bool(agg.fails) and not agg.passes and agg.waiting == agg.fails and agg.last_fail is not None
+            and not open_waits(state, node_id, agg.waits, agg.last_fail.seq))
+
+
+def _waits_on(state, plan, m: Measured) -> tuple[str, ...]:
+    """obs.waits_on of a writes failure refused only by other open slots' overlap (every path listed)."""
+    if m.job.obligation != "writes" or m.verdict != "fail" or not m.outside or len(m.outside) > 50:
+        return ()
+    from owed.waits import overlap_only
+
+    return overlap_only(state, plan, m.job.subject, m.outside)
 
 
 def _current(state, plan, job: Job) -> bool:
@@ -141,6 +158,8 @@ def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Jo
     superseded: list[Job] = []
 
     def make(state):
+        import msgspec
+
         plan = ctx.ledger.plan(state.plan.sha)
         out = []
         superseded.clear()
@@ -160,7 +179,8 @@ def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Jo
                     continue
                 out.append(E.Grant(by="executor:owed", node=m.job.subject, attempt=slot.attempt, commit=m.job.commit,
                                    paths=m.grant, allowance=state.allow_seq))
-            out.append(m.entry(sha))
+            waits = _waits_on(state, plan, m)
+            out.append(msgspec.structs.replace(m.entry(sha), waits_on=waits) if waits else m.entry(sha))
         return out
 
     _, written = ctx.ledger.append(make)

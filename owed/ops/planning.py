@@ -37,7 +37,7 @@ def shell_lint(source: str, new, old=None) -> list[str]:
 
     problems, warns = lint(new, old)
     if problems:
-        raise PlanError(source, problems)
+        raise PlanError(source, problems, what="shell syntax problems (bash -n)")
     return warns
 
 

@@ -37,11 +37,17 @@ MAX_SHOWN = 100  # problems in the one-line message; `problems` always has all o
 class PlanError(UsageError):
     """An invalid plan: `problems` lists every problem, each `<field path>: <what is wrong>`."""
 
-    def __init__(self, source: str, problems: list[str]):
-        shown = "; ".join(problems[:MAX_SHOWN])
-        if len(problems) > MAX_SHOWN:
-            shown += f"; … +{len(problems) - MAX_SHOWN} more"
-        super().__init__(f"invalid plan {source}: {shown}", details={"problems": list(problems)})
+    def __init__(self, source: str, problems: list[str], *, what: str | None = None):
+        if what is not None and len(problems) > 1:
+            # One line per problem (the shell lint: bash's messages and the commands hold `;` themselves):
+            # the error line is the summary, each problem follows on its own line.
+            super().__init__(f"invalid plan {source}: {len(problems)} {what}, one per line:",
+                             details={"problems": list(problems)}, lines=list(problems))
+        else:
+            shown = "; ".join(problems[:MAX_SHOWN])
+            if len(problems) > MAX_SHOWN:
+                shown += f"; … +{len(problems) - MAX_SHOWN} more"
+            super().__init__(f"invalid plan {source}: {shown}", details={"problems": list(problems)})
         self.source = source
         self.problems = list(problems)
 

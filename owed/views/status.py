@@ -71,6 +71,10 @@ def _phase(state, plan, node_id: str) -> tuple[str, list]:
         return "measuring", its
     if any(i.discharger in ("owner", "parent") for i in debts):
         return "waiting for a decision", its
+    if any(i.status == "waiting" for i in debts):
+        from owed.waits import waiting
+
+        return f"waiting: overlap with the open slot of {', '.join(waiting(state, plan, node_id))}", its
     return "reviewing", its
 
 

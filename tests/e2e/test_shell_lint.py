@@ -53,6 +53,14 @@ def test_broken_nested_bash_c_refuses_a_plan_update_and_json_lists_each_problem(
     assert nested.startswith("nodes[0].checks[0].run: nested bash -c script: bash -n: line 2: syntax error: unexpected end of file")
     assert nested.endswith("in: if true; then echo x")
     assert f.ledger_bytes() == before  # nothing recorded
+    # In text: the error line is the summary, then one line per problem (never `; `-joined: bash's
+    # messages and the commands contain `;` themselves).
+    r = f.run("plan", "next.yaml")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.rstrip("\n").splitlines()
+    assert lines[0] == "owed: invalid plan next.yaml: 3 shell syntax problems (bash -n), one per line:"
+    assert lines[1:] == [f"  {p}" for p in problems]
+    assert f.ledger_bytes() == before
 
     # A computed script is a known limit: not executed, not checked.
     ok = GOOD.replace("run: 'echo ok'", "run: 'S=\"if\"; bash -c \"$S\" || true'")

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PURE = [
     "owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
     "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/readiness.py", "owed/folds/*.py",
+    "owed/waits.py",
     "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
     "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py",
     "owed/views/idle.py", "owed/views/metrics.py",
@@ -94,7 +95,7 @@ def test_ruff():
 
 MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
-             "owed/readiness.py",
+             "owed/readiness.py", "owed/waits.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py"]
 
 

@@ -97,6 +97,35 @@ def test_grant_vector():
     assert sha256_hex(GRANT_BYTES) == GRANT_HASH and E.seal(GRANT).hash == GRANT_HASH
 
 
+# An overlap-only writes failure (0.17 field `waits_on`: an owed that does not know it refuses the entry as
+# needing a newer owed, instead of misreading the wait as the writer's repair).
+WAITS = E.Obs(seq=6, ts="2026-11-30T09:00:06.000Z", prev=GRANT_HASH, by="executor:owed", subject="KB5",
+              obligation="writes", key="6" * 64, verdict="fail", commit="7" * 40, base="5" * 40,
+              failed=("app/src/entry/main.ts",),
+              note="paths outside writes: app/src/entry/main.ts (overlaps open node KB4)", waits_on=("KB4",))
+WAITS_BYTES = (
+    b'{"base":"5555555555555555555555555555555555555555","by":"executor:owed",'
+    b'"commit":"7777777777777777777777777777777777777777","failed":["app/src/entry/main.ts"],'
+    b'"key":"6666666666666666666666666666666666666666666666666666666666666666","kind":"obs",'
+    b'"note":"paths outside writes: app/src/entry/main.ts (overlaps open node KB4)","obligation":"writes",'
+    b'"prev":"b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407","seq":6,"subject":"KB5",'
+    b'"ts":"2026-11-30T09:00:06.000Z","verdict":"fail","waits_on":["KB4"]}'
+)
+WAITS_HASH = "95dce4181efc015d58ebf8f938ec6aa591fd12563202b700ae2993ad9b3626d0"
+
+
+def test_waits_on_vector():
+    assert E.entry_bytes(WAITS) == WAITS_BYTES
+    assert sha256_hex(WAITS_BYTES) == WAITS_HASH and E.seal(WAITS).hash == WAITS_HASH
+
+
+def test_an_unknown_obs_field_is_refused_not_dropped():
+    """What an older reader does with waits_on: forbid_unknown_fields refuses the line."""
+    line = WAITS_BYTES.replace(b'"waits_on"', b'"waits_later"')
+    with pytest.raises(msgspec.ValidationError, match="waits_later"):
+        msgspec.json.decode(line, type=E.AnyEntry)
+
+
 def test_parent_adopt_vector():
     assert E.entry_bytes(ADOPT) == ADOPT_BYTES
     assert sha256_hex(ADOPT_BYTES) == ADOPT_HASH and E.seal(ADOPT).hash == ADOPT_HASH
@@ -131,7 +160,7 @@ def test_a_refresh_with_a_field_this_owed_does_not_know_needs_a_newer_owed():
         decode_buffer(json.dumps(d).encode() + b"\n", 6, locked=True)
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH])
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)

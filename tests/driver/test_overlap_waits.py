@@ -1,0 +1,91 @@
+"""The driver and overlap waits (obs.waits_on): a waiting node gets no repair, halt or attest while the
+slot it waits for is open; once that slot closes it is attested (writes measured again); a waiting cycle
+halts one node of the cycle for the parent with the plan / abandon / resume ways out. States are built by
+folding real entries through the reducer (tests/driver/test_policy.py's Book)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from owed import entries as E
+from tests.driver.test_policy import Book, run
+
+PLAN = textwrap.dedent(
+    """\
+    version: 1
+    trunk: main
+    drive:
+      writer: {agent: w}
+      reviewer: {agent: r}
+      agents: {w: {command: "true"}, r: {command: "true"}}
+      max: 3
+    allow:
+      - {nodes: [a], writes: [b/]}
+      - {nodes: [b], writes: [a/]}
+    nodes:
+      - id: a
+        writes: [a/]
+      - id: b
+        writes: [b/]
+      - id: c
+        writes: [c/]
+    """
+)
+
+
+def book_with(*nodes) -> tuple[Book, dict]:
+    b = Book(PLAN)
+    rids = {}
+    for n in nodes:
+        b.dispatch(n)
+        rids[n] = b.launch(n)
+        b.add(E.Submit(by=f"writer:{n}#1", node=n, attempt=1, commit=n * 40 if len(n) == 1 else n,
+                       keys={"writes": f"w-{n}", "rulings": "x"}))
+    return b, rids
+
+
+def waits(b: Book, node: str, path: str, on: tuple[str, ...]) -> None:
+    slot = b.state.nodes[node].slot
+    b.add(E.Obs(by="executor:owed", subject=node, obligation="writes", verdict="fail", key=slot.cand.keys["writes"],
+                commit=slot.cand.commit, base=slot.base, failed=(path,), waits_on=on,
+                note=f"paths outside writes: {path} (overlaps open node {on[0]})"))
+
+
+def mine(acts, node):
+    return [(a.kind, a.reason) for a in acts if a.node == node]
+
+
+def test_a_waiting_node_waits_then_is_attested_once_the_slot_closes():
+    b, rids = book_with("a", "b")
+    waits(b, "a", "b/x", ("b",))
+    sealed = {r: run(state="sealed", ok=True) for r in rids.values()}
+    assert mine(b.decide(sealed), "a") == []  # no repair (nobody's fault), no halt, no attest
+    b.add(E.Abandon(by="parent:cli", node="b", attempt=1, reason="later"))
+    assert mine(b.decide(sealed), "a") == [("attest", None)]  # writes is measured again on the same key
+
+
+def test_an_ordinary_writes_failure_still_gets_a_repair():
+    b, rids = book_with("a", "b")
+    slot = b.state.nodes["a"].slot
+    b.add(E.Obs(by="executor:owed", subject="a", obligation="writes", verdict="fail", key="w-a",
+                commit=slot.cand.commit, base=slot.base, failed=("z.txt",)))
+    sealed = {r: run(state="sealed", ok=True) for r in rids.values()}
+    assert mine(b.decide(sealed), "a") == [("send", "repair")]
+
+
+def test_a_waiting_cycle_halts_for_the_parent_with_plan_abandon_resume():
+    b, rids = book_with("a", "b", "c")
+    waits(b, "a", "b/x", ("b",))
+    waits(b, "b", "a/y", ("a",))
+    sealed = {r: run(state="sealed", ok=True) for r in rids.values()}
+    acts = b.decide(sealed)
+    halts = [a for a in acts if a.kind == "halt"]
+    assert [(h.node, h.needs) for h in halts] == [("a", "parent")]
+    h = halts[0]
+    assert h.reason.startswith("waiting cycle: a waits on b, b waits on a")
+    assert "owed plan" in h.command and "owed abandon b" in h.command and "owed resume a" in h.command
+    assert mine(acts, "b") == []  # b keeps waiting; one halt per cycle
+    b.add(E.Halt(by="parent:drive", node="a", attempt=1, reason=h.reason, needs="parent", command=h.command))
+    assert [a for a in b.decide(sealed) if a.kind == "halt"] == []  # halted once, not again every pass
+    b.add(E.Resume(by="parent:cli", node="a", note="measure again"))
+    assert mine(b.decide(sealed), "a") == [("attest", None)]  # the resume ends a's wait: measured again
