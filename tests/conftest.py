@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import Cli  # noqa: F401  (the shared CLI helper; tests import it from here too)
+
 # Tests set their own git identity and never read the machine's git config (CI has none).
 os.environ.update(
     GIT_AUTHOR_NAME="owed test",
@@ -70,18 +72,6 @@ def make_repo(path: Path, plan_text: str = QUICKSTART_PLAN, files: dict[str, str
 @pytest.fixture
 def repo(tmp_path) -> Path:
     return make_repo(tmp_path / "repo")
-
-
-class Cli:
-    def __init__(self, cwd: Path):
-        self.cwd = cwd
-
-    def __call__(self, *args: str, cwd=None, env=None, input=None, timeout=120) -> subprocess.CompletedProcess:
-        full_env = dict(os.environ, **(env or {}))
-        return subprocess.run(
-            [sys.executable, "-m", "owed", *args], cwd=cwd or self.cwd, capture_output=True, text=True,
-            env=full_env, input=input, timeout=timeout,
-        )
 
 
 @pytest.fixture
