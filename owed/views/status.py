@@ -169,6 +169,14 @@ def node_needs(state, plan, node_id: str) -> list[dict]:
     return [_ready_need(node_id, ov)]
 
 
+def _ready_rows(state, plan, ready: list[str]) -> list[dict]:
+    from owed.globs import may_overlap
+
+    open_writes = _open_writes(state, plan)
+    return [{"node": n, "overlaps": sorted(o for o, w in open_writes.items()
+                                           if may_overlap(list(plan.node(n).writes), list(w)))} for n in ready]
+
+
 def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
@@ -207,15 +215,9 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
             if d.used is None:
                 debt.append(f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}")
     ready = readiness.ready_nodes(state, plan)
-    open_writes = _open_writes(state, plan)
-    from owed.globs import may_overlap
-
-    ready_rows = []
-    for n in ready:
-        ov = sorted(o for o, w in open_writes.items() if may_overlap(list(plan.node(n).writes), list(w)))
-        ready_rows.append({"node": n, "overlaps": ov})
-        if not facts.get("driver"):
-            needs.append(_ready_need(n, ov))
+    ready_rows = _ready_rows(state, plan, ready)
+    if not facts.get("driver"):
+        needs += [_ready_need(r["node"], r["overlaps"]) for r in ready_rows]
     waiting = [n.id for n in plan.nodes if n.id not in state.merged and not n.later and n.id not in ready
                and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
     later = [n.id for n in plan.nodes if n.later and n.id not in state.merged]
