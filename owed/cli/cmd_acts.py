@@ -14,23 +14,13 @@ from typing import List, Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
 AS = typer.Option(None, "--as", help="Act as this principal (role:id).")
 OWNER = typer.Option(False, "--i-am-owner", help="Record the owner act on the visible `flag` channel.")
 CANDIDATE = typer.Option(None, "--candidate", help="Record only while this commit (40 hex or a prefix of >= 7) is "
                                                    "the open candidate: the one you judged.")
-
-
-def _show(done, json: bool) -> None:
-    emit(done.doc, json, done.text)
-
-
-def _text(value: Optional[str], what: str) -> str:
-    from owed.ops.acts import required_text
-
-    return required_text(value, what)
 
 
 @app.command()
@@ -48,19 +38,13 @@ def review(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Record an independent review (ok or block) of a node's open candidate."""
-    from owed.errors import UsageError
-    from owed.ops.review import review as run
+    from owed.ops import act_cmds
 
-    if ok == block:
-        raise UsageError("owed review needs exactly one of --ok or --block")
-    if needs_parent and not block:
-        raise UsageError("--needs-parent goes only with --block")
-    text = _text(note, "owed review needs --note saying what you inspected")
-    done = run(os.getcwd(), node, verdict="ok" if ok else "block", rank=rank, note=text, obligation=obligation,
-               needs_parent=needs_parent, ack_rulings=ack_rulings, candidate=candidate, as_=as_, i_am_owner=i_am_owner)
-    _show(done, json)
+    return show(act_cmds.review(os.getcwd(), node, ok=ok, block=block, rank=rank, obligation=obligation,
+                                needs_parent=needs_parent, ack_rulings=ack_rulings, note=note, candidate=candidate,
+                                as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -72,11 +56,12 @@ def approve(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Owner: approve the open candidate of a node with `approve: owner` (or block it)."""
-    from owed.ops.review import approve as run
+    from owed.ops import act_cmds
 
-    _show(run(os.getcwd(), node, note=note, block=block, candidate=candidate, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.approve(os.getcwd(), node, note=note, block=block, candidate=candidate, as_=as_,
+                                 i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -89,13 +74,12 @@ def evidence(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Record manual evidence on the open candidate, or after a merge a receipt."""
-    from owed.ops.review import evidence as run
+    from owed.ops import act_cmds
 
-    text = _text(note, "owed evidence needs --note saying what the evidence shows")
-    _show(run(os.getcwd(), node, ev_id, files=list(file or []), note=text, candidate=candidate, as_=as_,
-              i_am_owner=i_am_owner), json)
+    return show(act_cmds.evidence(os.getcwd(), node, ev_id, files=file, note=note, candidate=candidate, as_=as_,
+                                  i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -108,13 +92,12 @@ def waive(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Owner: waive one obligation of the open candidate (it shows W, never a measured pass)."""
-    from owed.ops.owner_acts import parse_seqs, waive as run
+    from owed.ops import act_cmds
 
-    text = _text(reason, "owed waive needs --reason: a waiver eases acceptance and says why")
-    _show(run(os.getcwd(), node, obligation, reason=text, accept_risk=parse_seqs(accept_risk), candidate=candidate,
-              as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.waive(os.getcwd(), node, obligation, reason=reason, accept_risk=accept_risk,
+                               candidate=candidate, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -126,13 +109,12 @@ def defer(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Owner: let named invariants carry debt through this node's next merge (it stays debt)."""
-    from owed.ops.owner_acts import defer as run
+    from owed.ops import act_cmds
 
-    text = _text(reason, "owed defer needs --reason: a defer eases acceptance and says why")
-    _show(run(os.getcwd(), node, list(invariants), reason=text, candidate=candidate, as_=as_, i_am_owner=i_am_owner),
-          json)
+    return show(act_cmds.defer(os.getcwd(), node, invariants, reason=reason, candidate=candidate, as_=as_,
+                               i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -144,13 +126,12 @@ def rule(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Record a ruling (parent or owner) that writers follow and reviewers acknowledge."""
-    from owed.ops.slot_acts import parse_nodes, rule as run
+    from owed.ops import act_cmds
 
-    body = _text(text, "owed rule needs the ruling's text")
-    scope = parse_nodes(_text(nodes, "owed rule needs --nodes a,b or --nodes '*'"))
-    _show(run(os.getcwd(), body, scope, writer=writer, prospective=prospective, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.rule(os.getcwd(), text, nodes=nodes, writer=writer, prospective=prospective, as_=as_,
+                              i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -160,12 +141,11 @@ def answer(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Answer the node's writer: a ruling naming the node (use -- before text starting with --)."""
-    from owed.ops.slot_acts import answer as run
+    from owed.ops import act_cmds
 
-    _show(run(os.getcwd(), node, _text(text, "owed answer needs the answer's text"), as_=as_, i_am_owner=i_am_owner),
-          json)
+    return show(act_cmds.answer(os.getcwd(), node, text, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -177,16 +157,12 @@ def resume(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Resume a node (parent or owner): go on, wait --after nodes, --expect report, or release a hold."""
-    from owed.errors import UsageError
-    from owed.ops.slot_acts import parse_nodes, resume as run
+    from owed.ops import act_cmds
 
-    waits = parse_nodes(after) if after is not None else ()
-    if "*" in waits:
-        raise UsageError("--after names nodes, not *")
-    _show(run(os.getcwd(), node, note=_text(note, "owed resume needs --note saying why"), after=waits, expect=expect,
-              as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.resume(os.getcwd(), node, after=after, expect=expect, note=note, as_=as_,
+                                i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -198,15 +174,12 @@ def abandon(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Close the node's open slot (parent or owner); --hold keeps it from being dispatched again."""
-    from owed.errors import UsageError
-    from owed.ops.slot_acts import abandon as run
+    from owed.ops import act_cmds
 
-    if note is not None and reason is not None:
-        raise UsageError("owed abandon takes --note (or its older spelling --reason), not both")
-    text = _text(note if note is not None else reason, "owed abandon needs --note saying why")
-    _show(run(os.getcwd(), node, note=text, hold=hold, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.abandon(os.getcwd(), node, note=note, reason=reason, hold=hold, as_=as_,
+                                 i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -215,8 +188,8 @@ def rebase(
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Move the open slot's base to the ledger trunk (parent, owner, or the writer inside its worktree)."""
-    from owed.ops.slot_acts import rebase as run
+    from owed.ops import act_cmds
 
-    _show(run(os.getcwd(), node, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.rebase(os.getcwd(), node, as_=as_, i_am_owner=i_am_owner), json)

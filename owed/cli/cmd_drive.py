@@ -5,7 +5,8 @@
   Both are imported inside the command: nothing in owed's core imports `driver/`.
 - Tests replace the loop with a stand-in from outside the package (tests/standin/sitecustomize.py).
 - `idle`: the watchdog probe for cron/systemd, with its own exit codes (0 idle, 3 not idle, 2 usage or no
-  ledger, 70 internal error), mapped here rather than by the global mapper.
+  ledger, 70 internal error): owed/ops/reads.py:idle raises its errors as `IdleError` carrying those codes;
+  the driver facts it needs (drive.lock, held locks, running runs) are read here, where driver/ may be imported.
 """
 
 from __future__ import annotations
@@ -16,11 +17,7 @@ from typing import Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
-from owed.errors import EXIT_OK
-
-IDLE, NOT_IDLE, IDLE_USAGE, IDLE_INTERNAL = 0, 3, 2, 70
-
+from owed.cli.output import show
 
 def check_drive_options(*, once: bool, detach: bool, status: bool, stop: bool, now: bool, stay: bool,
                         max_open: Optional[int]) -> None:
@@ -53,21 +50,22 @@ def drive(
     check_drive_options(once=once, detach=detach, status=status, stop=stop, now=now, stay=stay, max_open=max_open)
     cwd = os.getcwd()
     if status or stop or detach:
-        from driver import background
-
-        if status:
-            doc = background.status(cwd)
-            emit(doc, json, background.render_status(doc))
-        elif stop:
-            msg = background.stop(cwd, now=now)
-            emit({"message": msg}, json, msg)
-        else:
-            msg = background.detach(cwd, stay=stay, max_open=max_open)
-            emit({"message": msg}, json, msg)
-        return EXIT_OK
+        return show(_background(cwd, status=status, stop=stop, now=now, stay=stay, max_open=max_open), json)
     from driver.loop import main
 
     return main(cwd, once=once, json=json, stay=stay, max_open=max_open)
+
+
+def _background(cwd: str, *, status: bool, stop: bool, now: bool, stay: bool, max_open: Optional[int]):
+    """`--status`, `--stop` or `--detach` (driver/background.py) as a Result."""
+    from driver import background
+    from owed.result import Result
+
+    if status:
+        doc = background.status(cwd)
+        return Result(doc, lambda: background.render_status(doc))
+    msg = background.stop(cwd, now=now) if stop else background.detach(cwd, stay=stay, max_open=max_open)
+    return Result({"message": msg}, msg)
 
 
 def _idle_facts(ledger_dir) -> dict:
@@ -82,27 +80,6 @@ def _idle_facts(ledger_dir) -> dict:
 @app.command()
 def idle(json: bool = typer.Option(False, "--json", help="Print {idle, reasons, since}.")) -> int:
     """Watchdog probe: exit 0 when work is open but nobody works on it (3 not idle, 2 no ledger, 70 error)."""
-    from owed.cli.output import emit_error
-    from owed.errors import OwedError, UsageError
+    from owed.ops import reads
 
-    try:
-        from datetime import datetime, timezone
-
-        from owed.ops.context import Context
-        from owed.views.idle import idle_verdict
-
-        ctx = Context.load(os.getcwd())
-        verdict, reasons = idle_verdict(ctx.state, ctx.plan, datetime.now(timezone.utc),
-                                        _idle_facts(ctx.ledger.root))
-    except UsageError as e:
-        emit_error(e.message, e.code, json)
-        return IDLE_USAGE
-    except OwedError as e:
-        emit_error(e.message, e.code, json)
-        return IDLE_INTERNAL
-    except Exception as e:  # noqa: BLE001 - cron wants a code, not a traceback
-        emit_error(f"internal error: {type(e).__name__}: {e}".splitlines()[0], "internal", json)
-        return IDLE_INTERNAL
-    head = "idle" if verdict else "not idle"
-    emit({"idle": verdict, "reasons": reasons, "since": ctx.state.ts}, json, f"{head}: {'; '.join(reasons)}")
-    return IDLE if verdict else NOT_IDLE
+    return show(reads.idle(os.getcwd(), _idle_facts), json)

@@ -9,7 +9,7 @@ from typing import List, Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 
 @app.command()
@@ -30,16 +30,10 @@ def edit(
     as_: Optional[str] = typer.Option(None, "--as", help="Act as this principal (role:id)."),
     i_am_owner: bool = typer.Option(False, "--i-am-owner", help="Record the owner act on the visible `flag` channel."),
     json: bool = typer.Option(False, "--json", help="Print one JSON document."),
-) -> None:
+) -> int:
     """Change plan fields in the plan file (comments kept) and record the plan, a ruling and a resume in one step."""
-    from owed.errors import UsageError
-    from owed.ops.edit import edit as run
-    from owed.ops.slot_acts import parse_nodes
+    from owed.ops import act_cmds
 
-    waits = parse_nodes(after) if after is not None else ()
-    if "*" in waits:
-        raise UsageError("--after names nodes, not *")
-    done = run(os.getcwd(), node=node, invariant=invariant, sets=list(set_), unsets=list(unset), note=note,
-               node_new=node_new, plan_file=plan_file, rule=rule, writer=writer, resume=resume, after=waits,
-               expect=expect, dry_run=dry_run, as_=as_, i_am_owner=i_am_owner)
-    emit(done.doc, json, done.text)
+    return show(act_cmds.edit(os.getcwd(), node=node, invariant=invariant, sets=set_, unsets=unset, node_new=node_new,
+                              note=note, plan_file=plan_file, rule=rule, writer=writer, resume=resume, after=after,
+                              expect=expect, dry_run=dry_run, as_=as_, i_am_owner=i_am_owner), json)

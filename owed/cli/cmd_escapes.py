@@ -8,7 +8,7 @@ from typing import Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
 AS = typer.Option(None, "--as", help="Act as this principal (role:id).")
@@ -28,41 +28,35 @@ def escape(
     evidence: Optional[str] = typer.Option(None, "--evidence", help="Where the defect was found (an issue, a log)."),
     as_: Optional[str] = AS,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Record a defect found after a node was merged, against that merge."""
-    from owed.ops.escapes import escape as run
+    from owed.ops import ledger_cmds
 
-    e = run(os.getcwd(), node, merge=merge, klass=klass, note=note, evidence=evidence, as_=as_)
-    emit({"seq": e.seq, "node": e.node, "merge": e.merge, "class": e.class_, "by": e.by}, json,
-         f"Recorded escape #{e.seq}: {e.node} through merge #{e.merge} ({e.class_}) by {e.by}")
+    return show(ledger_cmds.escape(os.getcwd(), node, merge=merge, klass=klass, note=note, evidence=evidence, as_=as_),
+                json)
 
 
 @decoy_app.command("digest")
-def decoy_digest_cmd(file: str = typer.Argument(...), json: bool = JSON) -> None:
+def decoy_digest_cmd(file: str = typer.Argument(...), json: bool = JSON) -> int:
     """Print the sha256 to commit for a decoy file; writes nothing."""
-    from owed.ops.escapes import decoy_digest, read_decoys
+    from owed.ops import ledger_cmds
 
-    nonce, decoys = read_decoys(file)
-    d = decoy_digest(nonce, decoys)
-    emit({"digest": d}, json, d)
+    return show(ledger_cmds.decoy_digest(file), json)
 
 
 @decoy_app.command("commit")
 def decoy_commit_cmd(digest: str = typer.Argument(...), as_: Optional[str] = AS, i_am_owner: bool = OWNER,
-                     json: bool = JSON) -> None:
+                     json: bool = JSON) -> int:
     """Owner: commit to a set of decoys by digest, before any of them is dispatched."""
-    from owed.ops.escapes import commit
+    from owed.ops import ledger_cmds
 
-    e = commit(os.getcwd(), digest, as_=as_, i_am_owner=i_am_owner)
-    emit({"seq": e.seq, "digest": e.digest}, json, f"Committed decoys #{e.seq}: {e.digest}")
+    return show(ledger_cmds.decoy_commit(os.getcwd(), digest, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @decoy_app.command("reveal")
 def decoy_reveal_cmd(file: str = typer.Argument(...), as_: Optional[str] = AS, i_am_owner: bool = OWNER,
-                     json: bool = JSON) -> None:
+                     json: bool = JSON) -> int:
     """Owner: reveal the decoys of an earlier commitment so their outcomes count."""
-    from owed.ops.escapes import reveal
+    from owed.ops import ledger_cmds
 
-    e = reveal(os.getcwd(), file, as_=as_, i_am_owner=i_am_owner)
-    emit({"seq": e.seq, "decoys": [d.node for d in e.decoys]}, json,
-         f"Revealed {len(e.decoys)} decoy(s) #{e.seq}: {', '.join(d.node for d in e.decoys)}")
+    return show(ledger_cmds.decoy_reveal(os.getcwd(), file, as_=as_, i_am_owner=i_am_owner), json)

@@ -8,7 +8,7 @@ from typing import Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 
 @app.command()
@@ -18,10 +18,7 @@ def sweep(
     json: bool = typer.Option(False, "--json", help="Print one JSON document."),
 ) -> int:
     """Run the plan's sweep; on a failing head, find the owed merge that broke it (advisory: records only sweeps)."""
-    from owed.cli.progress import measurements
-    from owed.ops.sweep import render, sweep as run, to_json
+    from owed.cli.progress import measured
+    from owed.ops import work_cmds
 
-    with measurements(json):
-        res = run(os.getcwd(), commit=commit, lease=not no_lease)
-    emit(to_json(res), json, render(res))
-    return res.exit_code
+    return show(measured(json, work_cmds.sweep, os.getcwd(), commit=commit, lease=not no_lease), json)

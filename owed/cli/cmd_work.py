@@ -8,7 +8,7 @@ from typing import Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 JSON = typer.Option(False, "--json", help="Print one JSON document.")
 AS = typer.Option(None, "--as", help="Act as this principal (role:id).")
@@ -20,12 +20,11 @@ def dispatch(
     allow_overlap: bool = typer.Option(False, "--allow-overlap", help="Dispatch although writes overlap an open slot."),
     as_: Optional[str] = AS,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Open a slot for a ready node: a worktree on its own branch, and the packet for its writer."""
-    from owed.ops.dispatch import dispatch as run, render_packet
+    from owed.ops import work_cmds
 
-    entry, packet = run(os.getcwd(), node, allow_overlap=allow_overlap, as_=as_)
-    emit({"seq": entry.seq, "by": entry.by, **packet}, json, render_packet(entry, packet))
+    return show(work_cmds.dispatch(os.getcwd(), node, allow_overlap=allow_overlap, as_=as_), json)
 
 
 @app.command()
@@ -34,14 +33,11 @@ def submit(
     commit: Optional[str] = typer.Option(None, "--commit", help="Submit this commit (default: HEAD of the slot)."),
     as_: Optional[str] = AS,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Record the slot's commit as the node's candidate (run inside the slot worktree)."""
-    from owed.ops.submit import submit as run
+    from owed.ops import work_cmds
 
-    e = run(os.getcwd(), node, commit=commit, as_=as_)
-    doc = {"seq": e.seq, "node": e.node, "attempt": e.attempt, "commit": e.commit, "by": e.by, "keys": e.keys}
-    emit(doc, json, f"Submitted {e.node} attempt {e.attempt}: candidate {e.commit[:12]} (#{e.seq}) by {e.by}\n"
-                    f"Next: owed attest {e.node}")
+    return show(work_cmds.submit(os.getcwd(), node, commit=commit, as_=as_), json)
 
 
 @app.command()
@@ -54,35 +50,11 @@ def attest(
     json: bool = JSON,
 ) -> int:
     """Measure the open candidate's items in clean trees (exit 0 done, 1 new failure, 4 obligations open)."""
-    from owed.cli.progress import measurements
-    from owed.errors import UsageError
+    from owed.cli.progress import measured
+    from owed.ops import work_cmds
 
-    if no_lease and not trunk:
-        raise UsageError("--no-lease goes with --trunk")
-    if trunk:
-        if node or genesis or rerun:
-            raise UsageError("owed attest --trunk takes no node, --genesis or --rerun")
-        from owed.ops.refresh import attest_trunk, render as render_trunk
-
-        with measurements(json):
-            res = attest_trunk(os.getcwd(), lease=not no_lease)
-        emit(res.to_json(), json, render_trunk(res))
-        return res.exit_code
-    if genesis:
-        from owed.ops.genesis import attest_genesis, render
-
-        with measurements(json):
-            res = attest_genesis(os.getcwd())
-        emit(res.to_json(), json, render(res))
-        return res.exit_code
-    if not node:
-        raise UsageError("owed attest needs a node (or --genesis, --trunk)")
-    from owed.ops.attest import attest as run, render, to_json
-
-    with measurements(json):
-        res = run(os.getcwd(), node, rerun=rerun)
-    emit(to_json(res), json, render(res))
-    return res.exit_code
+    return show(measured(json, work_cmds.attest, os.getcwd(), node, rerun=rerun, genesis=genesis, trunk=trunk,
+                         lease=not no_lease), json)
 
 
 @app.command()
@@ -90,23 +62,20 @@ def why(
     node: str = typer.Argument(...),
     full: bool = typer.Option(False, "--full"),
     json: bool = JSON,
-) -> None:
+) -> int:
     """The receipt of a node: each obligation as E / W / D with its evidence, blocks and how to clear them."""
-    from owed.views.why import render, why_view
+    from owed.ops import reads
 
-    view = why_view(os.getcwd(), node, full=full)
-    emit(view, json, render(view))
+    return show(reads.why(os.getcwd(), node, full=full), json)
 
 
 @app.command()
-def merge(node: str = typer.Argument(...), json: bool = JSON) -> None:
+def merge(node: str = typer.Argument(...), json: bool = JSON) -> int:
     """Advance trunk to the guarded merge of an accepted candidate (compare-and-swap)."""
-    from owed.cli.progress import measurements
-    from owed.ops.merge import merge as run, render, to_json
+    from owed.cli.progress import measured
+    from owed.ops import work_cmds
 
-    with measurements(json):
-        res = run(os.getcwd(), node)
-    emit(to_json(res), json, render(res))
+    return show(measured(json, work_cmds.merge, os.getcwd(), node), json)
 
 
 @app.command()
@@ -114,9 +83,8 @@ def gc(
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be removed and kept; change nothing."),
     as_: Optional[str] = AS,
     json: bool = JSON,
-) -> None:
+) -> int:
     """Reclaim clean worktrees and branches of merged or abandoned attempts (submitted commits stay pinned)."""
-    from owed.ops.gc import gc as run, render
+    from owed.ops import work_cmds
 
-    res = run(os.getcwd(), dry_run=dry_run, as_=as_)
-    emit(res.to_json(), json, render(res))
+    return show(work_cmds.gc(os.getcwd(), dry_run=dry_run, as_=as_), json)

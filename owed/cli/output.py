@@ -1,8 +1,10 @@
-"""Printing helpers: text or one JSON document, errors as one line."""
+"""Printing helpers: a Result as text or one JSON document (`show`), errors as one line."""
 
 from __future__ import annotations
 
 import sys
+
+from owed.result import CONTRACT, Result, document  # noqa: F401 - the JSON contract lives with the results
 
 # C0 controls except newline and tab, DEL and the C1 controls: shown as \xNN in human output, so text
 # from the ledger (notes, rulings, reasons, reviews) cannot drive the reader's terminal.
@@ -14,36 +16,21 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
-# The JSON contract (docs/json.md): every --json document is an object whose first key is `contract`.
-# Bump it on any breaking change of a document's shape (a key removed, renamed or retyped).
-CONTRACT = 1
-_HEAD = b'{"contract":%d' % CONTRACT
-
-
 def dumps(obj) -> str:
     import msgspec
 
     return msgspec.json.encode(obj).decode()
 
 
-def document(obj) -> bytes:
-    """`obj` (a dict or a Struct) as one JSON object carrying `contract` first; other values go under `value`."""
-    import msgspec
-
-    raw = msgspec.json.encode(obj)
-    if raw[:1] != b"{":
-        return _HEAD + b',"value":' + raw + b"}"
-    return _HEAD + (b"}" if raw == b"{}" else b"," + raw[1:])
-
-
-def emit(obj, json_mode: bool, text: str | None = None) -> None:
-    """Print `obj` as JSON in JSON mode, else `text` (or str(obj))."""
+def show(res: Result, json_mode: bool) -> int:
+    """A command's Result on stdout (its JSON document, or its text), and the exit code to return."""
     if json_mode:
-        sys.stdout.write(document(obj).decode() + "\n")
+        sys.stdout.write(document(res.doc).decode() + "\n")
     else:
-        out = escape_controls(text if text is not None else str(obj))
+        out = escape_controls(res.text)
         if out:
             sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    return res.exit_code
 
 
 def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = None, hint: str | None = None,

@@ -5,7 +5,7 @@ is shown and rich is not even imported (read paths never import this module).
 
 - `measurements(json_mode)`: a context for attest, merge, genesis and sweep: installs a watcher
   (owed/measure/watch.py) whose lines show `<item> · <elapsed> · <last output line>` while each runs; the
-  lines are transient (the command's own report follows).
+  lines are transient (the command's own report follows). `measured(json_mode, op, …)` runs an op inside it.
 - `DriveSummary`: the foreground driver's bottom line, `in progress N · waiting N · needs you N · merged N`,
   kept under the driver's event lines (rich redirects stdout above it).
 """
@@ -124,6 +124,12 @@ def measurements(json_mode: bool):
             yield
     finally:
         watch.set_watcher(previous)
+
+
+def measured(json_mode: bool, fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` (an op) with its running measurements shown live (see `measurements`)."""
+    with measurements(json_mode):
+        return fn(*args, **kwargs)
 
 
 def summary_counts(state, plan) -> dict[str, int]:

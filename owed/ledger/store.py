@@ -34,6 +34,7 @@ from owed.ledger.blobs import refs as blob_refs
 from owed.ledger.chain import check_hash, decode_buffer
 from owed.ledger.lock import DirLock
 from owed.reducer import apply
+from owed.result import noted
 from owed.state import STATE_VERSION, State
 
 _BLOB = re.compile(r"^[0-9a-f]{64}$")
@@ -315,6 +316,7 @@ class Ledger:
                 if created:
                     head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
                 RECORDED.extend(e.seq for e in written)
+                noted([e.seq for e in written])
                 head_record.write(self.root, state.seq, state.head)
                 size = self.file.stat().st_size
                 if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:

@@ -1,7 +1,7 @@
 """Shared pieces of the judging and easing acts (owed/ops/review.py, owner_acts.py, slot_acts.py).
 
 Map:
-- `Done`: what an act hands the CLI — the entries it appended, the text lines, the JSON document.
+- `Done`: the Result of an act (owed/result.py) — the entries it appended, the text lines, the JSON document.
 - `candidate_arg(text)`: `--candidate` parsed: 40 hex or a prefix of at least 7 (case-insensitive),
   lowercased; anything else is a usage error.
 - `check_named(state, node, given)` / `check_shown(state, node, shown)`: run INSIDE the `make(state)` given
@@ -24,21 +24,25 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from owed import principals as P
 from owed.errors import Refused, UnknownNode, UsageError
 from owed.ops import authority
+from owed.result import Result
 
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
 
-@dataclass
-class Done:
-    entries: list
-    lines: list[str] = field(default_factory=list)
-    doc: dict = field(default_factory=dict)
+class Done(Result):
+    """An act's Result: the entries it appended (their seqs are `recorded`), its text lines, its document."""
+
+    __slots__ = ("entries", "lines")
+
+    def __init__(self, entries: list, lines: list[str] | None = None, doc: dict | None = None) -> None:
+        super().__init__({} if doc is None else doc, recorded=tuple(e.seq for e in entries))
+        self.entries = entries
+        self.lines = [] if lines is None else lines
 
     @property
     def text(self) -> str:

@@ -6,7 +6,7 @@ Map:
 - `build`          the record: nodes (id, title, phase, detail, attempt, marks E/W/D), dep edges, a banner of
                    trunk-red invariants.
 - `to_mermaid`, `to_dot`: text renderings of the record (no dependency). SVG is Graphviz's job
-                   (owed/cli/cmd_graph.py runs `dot` through runner/).
+                   (owed/ops/reads.py runs `dot` through runner/).
 
 >>> rec = {"nodes": [{"id": "a", "title": None, "phase": "ready", "detail": "", "attempt": None,
 ...                   "marks": {"E": 0, "W": 0, "D": 0}, "deps": []}], "edges": [], "banner": []}

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from owed.cli.cmd_obligations import render
+from owed.obligations_cmd import render
 
 
 def run_cli(*args: str, cwd) -> subprocess.CompletedProcess:

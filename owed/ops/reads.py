@@ -1,0 +1,182 @@
+"""The read commands: status, why, brief, report (and report --metrics), verify, graph, idle, obligations —
+each loads what it reads, hands it to its view and returns the Result (owed/result.py) for any front end.
+
+Read paths stay lean: every module is imported inside the function that needs it, so `owed status` loads
+only the status view (tests/unit/cli/test_import_budget.py). Nothing here records anything.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from owed.errors import OwedError
+from owed.result import Result, op
+
+GRAPH_FORMATS = ("mermaid", "dot", "svg")
+NO_DOT = ("svg needs Graphviz's `dot`, which is not installed (Debian: apt-get install graphviz); "
+          "--format dot or --format mermaid need nothing")
+
+
+@op
+def status(cwd: str, *, full: bool = False) -> Result:
+    from owed.views.status import render_status, status_view
+
+    view = status_view(cwd, full=full)
+    return Result(view, lambda: render_status(view))
+
+
+@op
+def why(cwd: str, node: str, *, full: bool = False) -> Result:
+    from owed.views.why import render, why_view
+
+    view = why_view(cwd, node, full=full)
+    return Result(view, lambda: render(view))
+
+
+@op
+def verify(cwd: str, *, repair: bool = False) -> Result:
+    """Replay the whole ledger from scratch and check every hash (`repair`: drop a torn final line first)."""
+    from owed.ledger.store import Ledger
+
+    ledger = Ledger.discover(cwd)
+    ledger.require()
+    report = ledger.verify(repair=repair)
+
+    def text() -> str:
+        lines = [f"Ledger verification passed: {report['entries']} entries"]
+        if "repaired" in report:
+            lines.insert(0, f"Repaired: {report['repaired']}")
+        if "snapshotMismatch" in report:
+            lines.append(f"snapshotMismatch: {report['snapshotMismatch']} (snapshot deleted and rewritten)")
+        if report.get("cacheMismatch"):
+            lines.append(f"cacheMismatch: {', '.join(s[:12] for s in report['cacheMismatch'])} (rewritten)")
+        return "\n".join(lines)
+
+    return Result(report, text)
+
+
+@op
+def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: str | None = None) -> Result:
+    from owed.errors import UsageError
+    from owed.ledger.store import Ledger
+
+    if until is not None and not metrics:
+        raise UsageError("--until goes with --metrics")
+    ledger = Ledger.discover(cwd)
+    ledger.require()
+    entries = ledger.read_all()
+    if metrics:
+        from owed.views.metrics import metrics as compute, render
+
+        m = compute(entries, since, until)
+        return Result(m, lambda: render(m))
+    from owed.ops.escapes import escapes_view
+    from owed.views.report import build_report, render_report
+
+    r = build_report(entries, since)
+    r["escapeMetric"] = escapes_view(ledger.state(), entries)
+    return Result(r, lambda: render_report(r))
+
+
+@op
+def brief(cwd: str, *, since: str | None = None) -> Result:
+    from owed.ops.context import Context
+    from owed.views.report import build_brief, render_brief
+    from owed.views.status import status_view
+
+    ctx = Context.load(cwd)
+    status = status_view(cwd)
+    b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths, ctx.ledger.plan)
+    return Result(b, lambda: render_brief(b))
+
+
+def svg_of(dot_text: str, cwd: str) -> str:
+    """Render DOT text to SVG with Graphviz's `dot` (a child through runner/, bounded)."""
+    import shutil
+    import tempfile
+
+    from owed.errors import Internal, Refused
+    from runner import RunSpec, run_sync
+
+    exe = shutil.which("dot")
+    if exe is None:
+        raise Refused(NO_DOT)
+    with tempfile.TemporaryDirectory(prefix="owed-graph-") as tmp:
+        src, out = os.path.join(tmp, "graph.dot"), os.path.join(tmp, "graph.svg")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(dot_text)
+        r = run_sync(RunSpec(command=[exe, "-Tsvg", src, "-o", out], cwd=cwd, timeout_s=60, grace_s=1.0))
+        if not r.ok or not os.path.exists(out):
+            tail = r.text.strip().splitlines()[-1:] or [r.error or f"exit {r.exit_code}"]
+            raise Internal(f"graphviz dot failed: {tail[0]}")
+        with open(out, encoding="utf-8") as f:
+            return f.read()
+
+
+@op
+def graph(cwd: str, *, format: str = "mermaid", output: str | None = None) -> Result:
+    """The graph record (the JSON document) and its Mermaid / DOT / SVG text; with `output` the text goes to
+    that file and the Result says where (its document adds `format` and `output`)."""
+    from owed.errors import UsageError
+    from owed.ops.context import Context
+    from owed.views.graph import build, to_dot, to_mermaid
+
+    if format not in GRAPH_FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(GRAPH_FORMATS)} (got {format!r})")
+    ctx = Context.load(cwd)
+    if ctx.plan is None:
+        raise UsageError("the ledger has no plan yet: owed init <plan>")
+    rec = build(ctx.state, ctx.plan)
+
+    def text() -> str:
+        t = to_mermaid(rec) if format == "mermaid" else to_dot(rec)
+        return svg_of(t, ctx.cwd) if format == "svg" else t
+
+    if output is None:
+        return Result(rec, text)
+    body = text()
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(body)
+    except OSError as e:
+        raise UsageError(f"cannot write {output}: {e.strerror}") from None
+    path = os.path.abspath(output)
+    return Result({**rec, "format": format, "output": path}, f"Wrote the {format} graph to {path}")
+
+
+IDLE, NOT_IDLE, IDLE_USAGE, IDLE_INTERNAL = 0, 3, 2, 70
+
+
+@op
+def idle(cwd: str, facts: Callable[[Any], dict]) -> Result:
+    """The watchdog probe: exit 0 idle, 3 not idle; its errors exit 2 (usage, no ledger) or 70 (anything else),
+    not the usual codes. `facts(ledger_dir)` reads the driver's lock and runs (the front end owns the driver)."""
+    from owed.errors import Internal, UsageError
+
+    try:
+        from datetime import datetime, timezone
+
+        from owed.ops.context import Context
+        from owed.views.idle import idle_verdict
+
+        ctx = Context.load(cwd)
+        verdict, reasons = idle_verdict(ctx.state, ctx.plan, datetime.now(timezone.utc), facts(ctx.ledger.root))
+    except UsageError as e:
+        raise IdleError(e.message, e.code, IDLE_USAGE) from None
+    except OwedError as e:
+        raise IdleError(e.message, e.code, IDLE_INTERNAL) from None
+    except Exception as e:  # noqa: BLE001 - cron wants a code, not a traceback
+        raise IdleError(f"internal error: {type(e).__name__}: {e}".splitlines()[0], Internal.code,
+                        IDLE_INTERNAL) from None
+    head = "idle" if verdict else "not idle"
+    return Result({"idle": verdict, "reasons": reasons, "since": ctx.state.ts}, f"{head}: {'; '.join(reasons)}",
+                  IDLE if verdict else NOT_IDLE)
+
+
+class IdleError(OwedError):
+    """An error of `owed idle`, carrying idle's own exit code (2 or 70) and the original error's code."""
+
+    def __init__(self, message: str, code: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.code, self.exit_code = code, exit_code
