@@ -14,6 +14,7 @@ Everything else is conservative reasoning over literal prefixes (the text before
 wildcard): `literal_prefix`, `may_overlap` (dispatch refuses overlapping write scopes),
 `writes_within` / `widened` (a plan update that widens writes is a downgrade unless proven
 inside the old scope). `pattern_problems` refuses syntax these functions cannot honour.
+`unguarded_globs` collapses the changed paths no invariant reads into directory globs (merge, brief).
 
 >>> match("src/**/*.py", "src/a/b/c.py"), match("src/*.py", "src/a/c.py"), match("docs/", "docs/x/y")
 (True, False, True)
@@ -206,3 +207,23 @@ def pattern_problems(pattern: str) -> list[str]:
     if "{" in pattern or "}" in pattern:
         problems.append("braces are not supported")
     return problems
+
+
+def unguarded_globs(paths: list[str], reads_match) -> list[str]:
+    """Changed paths no invariant reads, each collapsed to its parent directory glob (root files stay).
+
+    >>> unguarded_globs(["app/bundles/foo/a.ts", "app/bundles/bar/b.ts", "README.md"], lambda p: False)
+    ['README.md', 'app/bundles/bar/**', 'app/bundles/foo/**']
+    """
+    out = set()
+    for p in paths:
+        if reads_match(p):
+            continue
+        out.add(p if "/" not in p else p.rsplit("/", 1)[0] + "/**")
+    dirs = sorted((g[:-3] for g in out if g.endswith("/**")), key=len)
+    keep = set()
+    for g in out:
+        if g.endswith("/**") and any(g[:-3] != d and g[:-3].startswith(d + "/") for d in dirs):
+            continue
+        keep.add(g)
+    return sorted(keep)

@@ -4,6 +4,7 @@
 - `log_lines(text)`       ANSI-free lines of a measurement log (any line ending)
 - `tail(text, n, width)`  the last `n` non-empty lines, each cut to `width`, for notes
 - `one_line(text, limit)` collapse whitespace, semicolons to commas, cut with an ellipsis
+- `command_line(text)`    a command shown on one line: backslashes doubled, newlines as literal \\n
 
 Notes are later joined with `; ` and printed one per line, so text quoted from a log must not
 bring its own semicolons or newlines (`one_line`), and tails keep a fixed two-space indent.
@@ -64,3 +65,12 @@ def tail(text: str, n: int, width: int = 200) -> list[str]:
         return []
     kept = [line.rstrip() for line in log_lines(text) if line.strip()]
     return ["  " + line[:width] for line in kept[-n:]]
+
+
+def command_line(text: str) -> str:
+    r"""A command shown on one line: backslashes doubled, newlines as literal \n (nothing dropped).
+
+    >>> print(command_line("printf 'a\\b'\necho c"))
+    printf 'a\\b'\necho c
+    """
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")

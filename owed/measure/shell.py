@@ -33,5 +33,7 @@ def last_lines(text: str, n: int) -> list[str]:
 
 
 def one_line(text: str) -> str:
-    """A command shown on one line: backslashes doubled, newlines as literal \\n."""
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    """A command shown on one line (owed/measure/logtext.py:command_line)."""
+    from owed.measure.logtext import command_line
+
+    return command_line(text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed import entries as E
+from owed.globs import unguarded_globs
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
@@ -36,26 +37,6 @@ class MergeResult:
     unguarded: list = field(default_factory=list)
     reused: list = field(default_factory=list)
     refreshed: object = None  # the RefreshResult of the trunk refresh merge ran first
-
-
-def unguarded_globs(paths: list[str], reads_match) -> list[str]:
-    """Changed paths no invariant reads, each collapsed to its parent directory glob (root files stay).
-
-    >>> unguarded_globs(["app/bundles/foo/a.ts", "app/bundles/bar/b.ts", "README.md"], lambda p: False)
-    ['README.md', 'app/bundles/bar/**', 'app/bundles/foo/**']
-    """
-    out = set()
-    for p in paths:
-        if reads_match(p):
-            continue
-        out.add(p if "/" not in p else p.rsplit("/", 1)[0] + "/**")
-    dirs = sorted((g[:-3] for g in out if g.endswith("/**")), key=len)
-    keep = set()
-    for g in out:
-        if g.endswith("/**") and any(g[:-3] != d and g[:-3].startswith(d + "/") for d in dirs):
-            continue
-        keep.add(g)
-    return sorted(keep)
 
 
 def _preflight(ctx: Context, node_id: str):

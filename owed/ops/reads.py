@@ -18,19 +18,59 @@ NO_DOT = ("svg needs Graphviz's `dot`, which is not installed (Debian: apt-get i
           "--format dot or --format mermaid need nothing")
 
 
+def status_facts(ctx) -> dict:
+    """What status shows besides the state: the trunk ref's disagreement with the ledger trunk, a trunk
+    checked out in another worktree, the running merge job."""
+    from owed.ops.merge_waiting import read as running_merge
+    from owed.ops.trunk import trunk_problem
+
+    facts: dict = {}
+    moved = trunk_problem(ctx)
+    if moved:
+        facts["trunk_moved"] = moved.split(";")[0]
+    wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
+    if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
+        facts["trunk_worktree"] = str(wt)
+    job = running_merge(ctx.ledger.root)
+    if job is not None:
+        facts["merging"] = job
+    return facts
+
+
+def _status_record(ctx, full: bool = False):
+    from datetime import datetime, timezone
+
+    from owed.views.status import build
+
+    return build(ctx.state, ctx.plan, datetime.now(timezone.utc), status_facts(ctx), full=full)
+
+
 @op
 def status(cwd: str, *, full: bool = False) -> Result:
-    from owed.views.status import render_status, status_view
+    from owed.ops.context import Context
+    from owed.views.status import render_status
 
-    view = status_view(cwd, full=full)
+    view = _status_record(Context.load(cwd), full=full)
     return Result(view, lambda: render_status(view))
 
 
 @op
 def why(cwd: str, node: str, *, full: bool = False) -> Result:
-    from owed.views.why import render, why_view
+    """A node's receipt; `trunk` (unless a node has that id) and `inv:<id>` explain the trunk's invariants."""
+    from owed.ops.context import Context
+    from owed.views.why import build, render
 
-    view = why_view(cwd, node, full=full)
+    ctx = Context.load(cwd)
+    if (node == "trunk" and ctx.plan.node("trunk") is None) or node.startswith("inv:"):
+        from owed.views.trunk_red import why_trunk
+
+        view = why_trunk(ctx.state, ctx.plan, None if node == "trunk" else node[4:])
+    else:
+        slot = ctx.state.open_slot(node)
+        changed = None
+        if slot is not None and slot.cand is not None:
+            changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
+        view = build(ctx.state, ctx.plan, node, changed, plans=ctx.ledger.plan)
     return Result(view, lambda: render(view))
 
 
@@ -82,12 +122,15 @@ def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: 
 @op
 def brief(cwd: str, *, since: str | None = None) -> Result:
     from owed.ops.context import Context
-    from owed.views.report import build_brief, render_brief
-    from owed.views.status import status_view
+    from owed.views.report import brief_facts_needed, build_brief, render_brief
 
     ctx = Context.load(cwd)
-    status = status_view(cwd)
-    b = build_brief(ctx.state, ctx.plan, ctx.ledger.read_all(), since, status, ctx.repo.changed_paths, ctx.ledger.plan)
+    status = _status_record(ctx)
+    entries = ctx.ledger.read_all()
+    pairs, shas = brief_facts_needed(ctx.state, ctx.plan, entries, since)
+    changed = {(a, b): ctx.repo.changed_paths(a, b) for a, b in sorted(pairs)}
+    plans = {sha: ctx.ledger.plan(sha) for sha in sorted(shas)}
+    b = build_brief(ctx.state, ctx.plan, entries, since, status, changed, plans)
     return Result(b, lambda: render_brief(b))
 
 

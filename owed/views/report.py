@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from owed import entries as E
 from owed.errors import UsageError
+from owed.globs import match_any, unguarded_globs
 from owed.views.status import parse_ts
 
 
@@ -151,23 +152,43 @@ def render_report(r: dict) -> str:
     return "\n".join(out)
 
 
-def unguarded_merges(state, entries, changed_for, plan_of, last: int = 10) -> list[dict]:
-    """The last `last` merges' Unguarded paths (changed paths no invariant reads), each under the plan in force
-    at that merge (the latest genesis/plan entry before it)."""
-    from owed.measure.items import matcher
-    from owed.ops.merge import unguarded_globs
+def _last_merges(entries, last: int) -> list:
+    return [e for e in entries if E.kind_of(e) == "merge"][-last:]
 
-    merges = [e for e in entries if E.kind_of(e) == "merge"][-last:]
+
+def _plan_before(state, seq: int):
+    return [p for p in state.plans if p.seq < seq][-1]
+
+
+def brief_facts_needed(state, plan, entries, since: str | None, last: int = 10) -> tuple[set, set]:
+    """What build_brief reads besides the state: the (prior, commit) pairs whose changed paths it shows (the
+    merges since `since` of nodes in the plan, and the last `last` merges) and the recorded plans (by sha) in
+    force at those last merges. The op loads them (git, the ledger's plan cache); the view stays pure."""
+    keep = since_filter(since)
+    pairs = {(e.prior, e.commit) for e in entries
+             if E.kind_of(e) == "merge" and keep(e) and plan.node(e.node) is not None}
+    last_merges = _last_merges(entries, last)
+    pairs |= {(e.prior, e.commit) for e in last_merges}
+    return pairs, {_plan_before(state, e.seq).sha for e in last_merges}
+
+
+def unguarded_merges(state, entries, changed, plans, last: int = 10) -> list[dict]:
+    """The last `last` merges' Unguarded paths (changed paths no invariant reads), each under the plan in force
+    at that merge (the latest genesis/plan entry before it). `changed[(prior, commit)]` and `plans[sha]` are
+    facts the op loaded (brief_facts_needed)."""
     out = []
-    for e in merges:
-        ref = [p for p in state.plans if p.seq < e.seq][-1]
-        reads = [matcher(tuple(inv.reads)) for inv in plan_of(ref.sha).invariants]
+    for e in _last_merges(entries, last):
+        ref = _plan_before(state, e.seq)
+        invs = plans[ref.sha].invariants
         out.append({"node": e.node, "seq": e.seq, "plan": ref.seq,
-                    "unguarded": unguarded_globs(changed_for(e.prior, e.commit), lambda p: any(r(p) for r in reads))})
+                    "unguarded": unguarded_globs(changed[(e.prior, e.commit)],
+                                                 lambda p: any(match_any(inv.reads, p) for inv in invs))})
     return out
 
 
-def build_brief(state, plan, entries, since: str | None, status: dict, changed_for, plan_of=None) -> dict:
+def build_brief(state, plan, entries, since: str | None, status: dict, changed, plans=None) -> dict:
+    """The brief (pure): `changed[(prior, commit)]` the changed paths and `plans[sha]` the recorded plans that
+    brief_facts_needed named (without `plans`, no Unguarded section)."""
     from owed.acceptance import active_blocks, items
     from owed.views.why import clear_hint
 
@@ -180,10 +201,7 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed_f
         node = plan.node(e.node)
         untested = []
         if node is not None:
-            from owed.measure.items import matcher
-
-            reads = [matcher(tuple(c.reads)) for c in node.checks]
-            untested = [p for p in changed_for(e.prior, e.commit) if not any(m(p) for m in reads)]
+            untested = [p for p in changed[(e.prior, e.commit)] if not any(match_any(c.reads, p) for c in node.checks)]
         merged.append({
             "node": e.node, "seq": e.seq,
             "measured": sum(1 for i in its if i.mark == "E" and i.status == "measured"),
@@ -206,7 +224,7 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed_f
     totals = {"merged": s["merged"], "acceptedUnmerged": accepted_unmerged,
               "blocked": len({b["node"] for b in blocked}), "ready": len(status["ready"]),
               "waiting": len(status["waiting"])}
-    unguarded = unguarded_merges(state, entries, changed_for, plan_of) if plan_of is not None else []
+    unguarded = unguarded_merges(state, entries, changed, plans) if plans is not None else []
     return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
             "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded}
 

@@ -1,6 +1,7 @@
 """`owed status`: State + plan (+ a few facts read from git) → a status record → text or JSON.
 
-`build(state, plan, now, facts)` is pure; `status_view` gathers `facts` (trunk ref, trunk worktree).
+`build(state, plan, now, facts)` is pure; owed/ops/reads.py gathers `facts` (trunk ref, trunk worktree, the
+running merge) and calls it.
 Text:
   owed: <M> merged · <R> in progress · <A> need you · trunk <name> <short> <✔|✘> invariants (<ok>/<n>)
   Needs you (<A>):            <node>: <plain reason> → <command>      (or `Needs you: none`); orphaned
@@ -15,7 +16,6 @@ Empty sections are omitted.
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timezone
 
 from owed.acceptance import accepted, active_blocks, items
@@ -269,23 +269,3 @@ def render_status(v: dict) -> str:
         lines.append(f"Trunk {s['trunk']} is checked out at {v['trunkWorktree']}; merges fast-forward it there (keep it clean)")
     lines.append("Details: owed status --full · owed why <node>")
     return "\n".join(lines)
-
-
-def status_view(cwd: str, *, full: bool = False) -> dict:
-    from owed.ops.context import Context
-    from owed.ops.trunk import trunk_problem
-
-    ctx = Context.load(cwd or os.getcwd())
-    facts = {}
-    moved = trunk_problem(ctx)
-    if moved:
-        facts["trunk_moved"] = moved.split(";")[0]
-    wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
-    if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
-        facts["trunk_worktree"] = str(wt)
-    from owed.ops.merge_waiting import read as running_merge
-
-    job = running_merge(ctx.ledger.root)
-    if job is not None:
-        facts["merging"] = job
-    return build(ctx.state, ctx.plan, datetime.now(timezone.utc), facts, full=full)

@@ -5,20 +5,20 @@ check changed or removed: `#<seq> superseded by plan #<p> (check <id> definition
 downgrades, and the plan's execution wrapper and environment (`Exec: wrap <argv> · env <NAMES>`:
 variable names, never their values).
 
-`build(state, plan, node_id, changed, plans)` is pure (`plans(sha)` resolves recorded plans); `why_view`
-loads and computes the changed paths.
+`build(state, plan, node_id, changed, plans)` is pure (`plans(sha)` resolves recorded plans); owed/ops/reads.py
+loads, computes the changed paths and calls it (or views/trunk_red.py for `why trunk` / `why inv:<id>`).
 Marks: ✔ measured or reviewed (E) · ⚠ waived (W) · ✘ failed · ⊤ conflict (pass and fail) · ⊥ awaiting
 measurement · ⛔ blocked · ○ awaiting a reviewer or acknowledgement.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import UnknownNode
-from owed.measure.shell import one_line
+from owed.globs import match_any
+from owed.measure.logtext import command_line
 from owed.views.driving import wait_phase
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
@@ -80,8 +80,6 @@ def superseded_blocks(state, plan, rec, plans) -> list[dict]:
 
 
 def build(state, plan, node_id: str, changed: list[str] | None = None, plans=None) -> dict:
-    from owed.measure.items import matcher
-
     node = plan.node(node_id)
     if node is None:
         raise UnknownNode(f"unknown node {node_id!r} (not in the current plan)")
@@ -130,8 +128,7 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
                 "cleared": b.cleared, "how": b.cleared_how} for b in (rec.blocks if rec else []) if b.cleared is not None]
     untested = []
     if changed is not None:
-        reads = [matcher(tuple(c.reads)) for c in node.checks]
-        untested = [p for p in changed if not any(m(p) for m in reads)]
+        untested = [p for p in changed if not any(match_any(c.reads, p) for c in node.checks)]
     downgrades = [{"plan": p.seq, "by": p.by + (f" under allowance (plan #{p.under})" if p.under is not None else ""),
                    "item": d, "note": p.note}
                   for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
@@ -218,7 +215,7 @@ def render(v: dict) -> str:
             line += f" → {r['discharger']}"
         out.append(line)
         if r.get("template"):  # the versioned expansion the key was computed from
-            out.append(f"      template {r['template']['name']}: {one_line(r['template']['run'])}")
+            out.append(f"      template {r['template']['name']}: {command_line(r['template']['run'])}")
         if o and o.get("note"):  # a pass has a note too when it says something (noisy (2/3 passed))
             out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
         if r.get("hint"):
@@ -256,18 +253,3 @@ def render(v: dict) -> str:
     if v["accepted"]:
         out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
     return "\n".join(out)
-
-
-def why_view(cwd: str, node_id: str, *, full: bool = False) -> dict:
-    from owed.ops.context import Context
-
-    ctx = Context.load(cwd or os.getcwd())
-    if (node_id == "trunk" and ctx.plan.node("trunk") is None) or node_id.startswith("inv:"):
-        from owed.views.trunk_red import why_trunk
-
-        return why_trunk(ctx.state, ctx.plan, None if node_id == "trunk" else node_id[4:])
-    slot = ctx.state.open_slot(node_id)
-    changed = None
-    if slot is not None and slot.cand is not None:
-        changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
-    return build(ctx.state, ctx.plan, node_id, changed, plans=ctx.ledger.plan)

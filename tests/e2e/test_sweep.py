@@ -160,6 +160,6 @@ def test_unguarded_paths_use_the_plan_in_force_at_each_merge():
     merges = [E.Merge(seq=s, ts="", prev="", by="parent:cli", node=n, attempt=1, commit=c, prior="p" + c, tree="t")
               for s, n, c in ((3, "a", "c1"), (7, "b", "c2"))]
     changed = {("pc1", "c1"): ["src/x.py", "docs/a/b.md", "README.md"], ("pc2", "c2"): ["docs/a/b.md", "tools/t.sh"]}
-    rows = unguarded_merges(st, merges, lambda a, b: changed[(a, b)], {"old": old, "new": new}.get)
+    rows = unguarded_merges(st, merges, changed, {"old": old, "new": new})
     assert rows == [{"node": "a", "seq": 3, "plan": 0, "unguarded": ["README.md", "docs/a/**"]},
                     {"node": "b", "seq": 7, "plan": 5, "unguarded": ["tools/**"]}]
