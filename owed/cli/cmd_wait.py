@@ -55,6 +55,10 @@ def wait_doc(cwd: str, since: Optional[str], timeout, cancelled=lambda: False) -
     return doc, 0
 
 
+def wait_text(doc: dict, code: int) -> str:
+    return "nothing new" if code else f"{doc['message']}\ncursor: {doc['cursor']}"
+
+
 @app.command()
 def wait(
     timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Give up after S seconds (exit 3: nothing new)."),
@@ -63,8 +67,5 @@ def wait(
 ) -> int:
     """Block until something needs the main agent (a halt, a question, a decision, the driver's exit); print it."""
     doc, code = wait_doc(os.getcwd(), since, timeout)
-    if code:
-        emit(doc, json, "nothing new")
-    else:
-        emit(doc, json, f"{doc['message']}\ncursor: {doc['cursor']}")
+    emit(doc, json, wait_text(doc, code))
     return code
