@@ -77,3 +77,25 @@ def test_wait_without_a_driver_reports_ledger_facts_and_its_exit_codes(tmp_path)
     for bad in (["--since", "yesterday"], ["--timeout", "-1"], ["--timeout", "soon"]):
         r = owed(repo, "wait", *bad)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, bad
+
+
+def test_a_waiting_wait_wakes_when_trunk_moves_outside_owed_and_names_the_adopt(tmp_path):
+    from tests.conftest import git
+
+    repo = make(tmp_path, agent="true", only=("c",), review=False)
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    cursor = json.loads(owed(repo, "wait", "--json").stdout)["cursor"]  # the ready node, delivered
+    w = subprocess.Popen([sys.executable, "-m", "owed", "wait", "--since", cursor, "--timeout", "30", "--json"],
+                         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    (repo / "notes.txt").write_text("outside\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "outside owed")
+    t0 = time.time()
+    out, err = w.communicate(timeout=40)
+    assert w.returncode == 0, out + err
+    assert time.time() - t0 < 2.5
+    doc = json.loads(out)
+    assert [(f["kind"], f["node"], f["command"]) for f in doc["facts"]] == [
+        ("trunk-moved", "trunk", 'owed adopt --note "..."')]
+    assert doc["message"].startswith("Needs you: trunk — trunk moved outside owed: main ")
