@@ -72,8 +72,12 @@ def driver_facts(ledger_dir) -> dict:
     exits = [e for e in events if e["event"] == "exit"]
     notices = [{"node": e.get("node"), "reason": e.get("reason"), "command": e.get("command"), "seq": e.get("seq")}
                for e in events if e.get("action") == "notify"]
+    ended = exits[-1] if exits else None
+    if not live and start and ended is None:  # SIGKILLed or crashed: no exit record after its start
+        ended = {"event": "exit", "reason": "killed", "error": "ended without an exit record (killed or crashed)",
+                 "code": None, "at": start.get("at")}
     return {"live": live, "stay": bool(start.get("stay")), "pid": holder.pid if holder else None,
-            "exit": exits[-1] if exits and not live else None, "notices": notices if live or exits else notices}
+            "exit": ended if not live else None, "notices": notices}
 
 
 def _stat(path: Path) -> tuple:

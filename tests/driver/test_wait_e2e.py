@@ -99,3 +99,31 @@ def test_a_waiting_wait_wakes_when_trunk_moves_outside_owed_and_names_the_adopt(
     assert [(f["kind"], f["node"], f["command"]) for f in doc["facts"]] == [
         ("trunk-moved", "trunk", 'owed adopt --note "..."')]
     assert doc["message"].startswith("Needs you: trunk — trunk moved outside owed: main ")
+
+
+def test_a_driver_killed_with_sigkill_wakes_a_waiting_wait(tmp_path):
+    import signal
+
+    from tests.driver.conftest import marker, survivors
+
+    mark = marker()
+    repo = make(tmp_path, agent=f"sleep 60.{mark}", only=("c",), review=False)
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    d = _start_driver(repo)
+    try:
+        first = json.loads(owed(repo, "wait", "--json", "--timeout", "5").stdout)  # whatever stands now
+        w = subprocess.Popen([sys.executable, "-m", "owed", "wait", "--since", first["cursor"], "--json",
+                              "--timeout", "30"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        d.send_signal(signal.SIGKILL)
+        d.wait()
+        out, err = w.communicate(timeout=40)
+        assert w.returncode == 0, out + err
+        doc = json.loads(out)
+        assert [f["kind"] for f in doc["facts"]] == ["exit"]
+        assert "Driver stopped: killed (ended without an exit record (killed or crashed))" in doc["message"]
+    finally:
+        if d.poll() is None:
+            d.kill()
+            d.wait()
+        survivors(f"sleep 60.{mark}", timeout=0)  # the agent run outlives a SIGKILLed driver by design: end it
