@@ -43,7 +43,7 @@ def _events_since_start(path: Path) -> list[dict]:
             pos -= step
             f.seek(pos)
             data = f.read(step) + data
-    events = []
+    events: list[dict] = []
     for line in data.splitlines():
         if not line.startswith(b"{"):
             continue

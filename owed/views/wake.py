@@ -167,7 +167,8 @@ def facts(state, plan, status: dict, driver: dict) -> list[Fact]:
     found = (halt_facts(state) + notice_facts(state, driver.get("notices", [])) + needs_facts(state, status, live)
              + trunk_red_facts(state, status))
     found += (idle_fact(state, status, driver) if not found else []) + exit_fact(driver)
-    out, keys = [], set()
+    out: list[Fact] = []
+    keys: set[tuple[str, str]] = set()
     for f in found:
         key = (f.node, f.command) if f.node else (f.kind, f.fp)
         if key in keys or (f.node and any(f.node == o.node and o.kind in ("halt", "stall") for o in out)
