@@ -59,6 +59,9 @@ class Driver:
         from driver.sweeps import IdleSweeps
 
         self.sweeps = IdleSweeps(self)  # background sweeps when idle (stay mode)
+        from driver.notify import Notifier
+
+        self.notifier = Notifier(self)  # drive.notify: its command once per wake fact
         self.seen = (None, None)  # the state and plan of the latest pass
         self.log = log
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
@@ -215,8 +218,7 @@ class Driver:
                 done += 1
                 continue
             if act.kind == "notify":
-                self.emit({"action": "notify", "node": act.node, "reason": act.reason, "command": act.command},
-                          f"notice: {act.node} — {act.reason} → {act.command}", dedupe=f"notify:{act.node}")
+                self.notifier.notice(act, state)  # driver/notify.py: printed, and a wake fact for drive.notify
                 continue
             try:
                 t1 = time.perf_counter()
@@ -261,6 +263,7 @@ class Driver:
                 while True:
                     self._early_stop()
                     done = await self.one_pass(tg)
+                    await self.notifier.after_pass(tg, *self.seen)
                     if self.once:
                         return Outcome(0, "idle" if not done else "once")
                     if self.stop_requested:
@@ -384,6 +387,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
                     driver.stats["pass_first_s"] = sum(pt[:20]) / 20
                     driver.stats["pass_last_s"] = sum(pt[-20:]) / 20
                 doc["stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in driver.stats.items()}
+                driver.notifier.at_exit(outcome.code, reason, outcome.error)  # before the exit record: it is last
                 driver.emit(doc, text)
             elif log is not None:
                 log.exit_record(outcome.code, reason, outcome.error)

@@ -8,6 +8,11 @@ Map:
 Interruption: a KeyboardInterrupt (or any exception) raised while waiting is thrown into the engine, which kills
 the group; a second interrupt during that bounded cleanup is absorbed so the cleanup completes, and the first
 one is re-raised afterwards.
+
+Cancellation from another thread (signals reach only the main thread): `CANCEL` holds, per context, a file
+descriptor and an exception factory. Every wait also watches the descriptor; once it is readable the wait raises
+the factory's exception, which the engine handles like a KeyboardInterrupt (the group killed and reaped, then
+re-raised). The MCP server's worker threads set it, so a client's cancel stops a measurement as SIGINT does.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ import math
 import select
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from runner.engine import Call, Effects, Wait, session
 from runner.spec import Outcome, RunSpec
+
+CANCEL: ContextVar[tuple[int, Callable[[], BaseException]] | None] = ContextVar("runner_cancel", default=None)
 
 
 def run_sync(spec: RunSpec, *, started: Callable[[int], object] | None = None,
@@ -36,17 +44,22 @@ def drive_sync(gen: Effects):
             return stop.value
         pending = None
         try:
-            value = _perform(effect)
+            value = _perform(effect, None if cleanup else CANCEL.get())
         except BaseException as exc:  # noqa: BLE001 - handed to the engine, which cleans up and re-raises
             value = None
             if not cleanup:
                 pending, cleanup = exc, True
 
 
-def _perform(effect: Wait | Call):
+def _perform(effect: Wait | Call, cancel=None):
     if type(effect) is Call:
         return effect.fn(*effect.args)
-    return _wait(effect.fds, effect.deadline)
+    if cancel is None:
+        return _wait(effect.fds, effect.deadline)
+    ready = _wait((*effect.fds, cancel[0]), effect.deadline)
+    if cancel[0] in ready:
+        raise cancel[1]()
+    return ready
 
 
 def _wait(fds: tuple[int, ...], deadline: float | None) -> set[int]:

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "escape": "owed.cli.cmd_escapes",
     "drive": "owed.cli.cmd_drive",
     "idle": "owed.cli.cmd_drive",
+    "wait": "owed.cli.cmd_wait",
     "obligations": "owed.cli.cmd_obligations",
     "demo": "owed.cli.cmd_demo",
     "graph": "owed.cli.cmd_graph",

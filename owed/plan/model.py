@@ -216,6 +216,8 @@ class Drive(Spec, kw_only=True):
     watch_idle_min: NonNeg = 15
     idle_rewake_min: NonNeg = 60
     merge_batch: Batch = 1
+    # A shell command run once per wake fact, the wake text on stdin (driver/notify.py).
+    notify: Text | None = None
 
 
 class AllowRule(Spec, kw_only=True):

@@ -218,17 +218,18 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     ready_rows = _ready_rows(state, plan, ready)
     if not facts.get("driver"):
         needs += [_ready_need(r["node"], r["overlaps"]) for r in ready_rows]
-    waiting = [n.id for n in plan.nodes if n.id not in state.merged and not n.later and n.id not in ready
+    merged = state.merged  # a dict built per read: once, not once per node
+    waiting = [n.id for n in plan.nodes if n.id not in merged and not n.later and n.id not in ready
                and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
-    later = [n.id for n in plan.nodes if n.later and n.id not in state.merged]
-    merged_now = sum(1 for n in plan.nodes if n.id in state.merged)
+    later = [n.id for n in plan.nodes if n.later and n.id not in merged]
+    merged_now = sum(1 for n in plan.nodes if n.id in merged)
     return {
         "summary": {"merged": merged_now, "inProgress": len(progress), "needYou": len(needs), "trunk": state.trunk,
                     "trunkCommit": state.trunk_commit, "invariantsOk": inv_ok, "invariants": len(invs)},
         "entries": state.seq + 1, "head": state.head,
         "plan": {"seq": state.plan.seq, "sha": state.plan.sha, "path": state.plan.path} if state.plan else None,
         "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
-        "later": later, "merged": sorted(n for n in state.merged), "invariants": invs,
+        "later": later, "merged": sorted(merged), "invariants": invs,
         "trunkWorktree": facts.get("trunk_worktree"),
         "mergeQueue": queue, "mergeWaiting": merge_wait, "next": next_items(needs, queue),
         **({"trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red]} if red else {}),

@@ -110,6 +110,8 @@ def walk(root: Path) -> Walk:
     w.call("status (start)", "status")
     w.call("graph", "graph")
     w.call("idle", "idle", code=3)
+    w.call("wait", "wait", "--timeout", "0")
+    w.call("wait (nothing new)", "wait", "--since", w.docs["wait"]["cursor"], "--timeout", "0", code=3)
     w.call("sweep", "sweep", "--no-lease")
     w.call("decoy digest", "decoy", "digest", str(_decoys(root)))
     w.call("decoy commit", "decoy", "commit", w.docs["decoy digest"]["digest"])
