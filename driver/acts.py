@@ -23,6 +23,18 @@ def agent_for(plan, node_id: str, role: str):
     return name, cfg.agents[name], model
 
 
+DEFAULT_TIMEOUT_S = 3600  # an agent without drive.agents.<name>.timeout_s is stopped after an hour
+
+
+def agent_command(agent) -> str:
+    """The shell command of an agent: its `command`, or the preset runner's (driver/presets.py)."""
+    if agent.command is not None:
+        return agent.command
+    from driver.presets import command
+
+    return command(agent)
+
+
 def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict) -> None:
     node_id = rid.split(":")[2]
     slot = state.open_slot(node_id)
@@ -32,8 +44,8 @@ def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str,
     env = {"OWED_NODE": node_id, "OWED_ATTEMPT": str(slot.attempt), "OWED_ROLE": role, "OWED_MODEL": model or "",
            **extra_env}
     cwd = slot.worktree if role == "writer" else drv.root
-    drv.pool.start(rid, generation, command=agent.command, cwd=cwd, env=env, task_text=task,
-                   timeout_s=agent.timeout_s, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
+    drv.pool.start(rid, generation, command=agent_command(agent), cwd=cwd, env=env, task_text=task,
+                   timeout_s=agent.timeout_s or DEFAULT_TIMEOUT_S, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
                    shell=plan.exec_config.shell)
 
 
@@ -93,7 +105,8 @@ def launch(drv, act, state, plan) -> str:
         task, extra = M.writer_task(state, plan, act.node), {}
     else:
         task, extra = M.reviewer_task(state, plan, act.node, act.n)
-    spec = {"agent": name, "model": model, "command": agent.command, "role": act.role, "task": task,
+    spec = {"agent": name, "model": model, "command": agent_command(agent), "role": act.role, "task": task,
+            "preset": agent.preset,
             "env": extra, "cwd": state.open_slot(act.node).worktree if act.role == "writer" else drv.root,
             "wrap": agent.wrap if agent.wrap is None or isinstance(agent.wrap, str) else list(agent.wrap)}
     sha = drv.ctx.ledger.put_blob(canonical({k: v for k, v in spec.items() if v is not None}))

@@ -35,7 +35,8 @@ from driver.runs import (AGENT, EXIT, LOCK, LOG, RID, SPAWNED, SPEC, STARTED, ST
                          write_json, write_text)
 
 KINDS = ("run", "follow-up")
-AGENT_VARS = ("OWED_TASK_FILE", "OWED_RUN_ID", "OWED_KIND", "OWED_GENERATION")
+AGENT_VARS = ("OWED_TASK_FILE", "OWED_RUN_ID", "OWED_KIND", "OWED_GENERATION", "OWED_RAIL_TOKEN", "OWED_RUN_DIR",
+              "OWED_BIN", "OWED_ROLE", "OWED_NODE")
 NOW_GRACE_S = 0.3
 MAX_SPAWNS = 3  # a shim that dies before taking its lock this often: the generation is sealed as could-not-run
 POLL_S = 0.05
@@ -97,9 +98,10 @@ class Pool:
         if not rid_file.exists():
             write_text(rid_file, rid)
         write_text(gen / TASK, task_text)
-        extras = {**env, "OWED_TASK_FILE": str((gen / TASK).resolve()), "OWED_RUN_ID": rid, "OWED_KIND": kind,
-                  "OWED_GENERATION": str(generation)}
+        extras = {**env, **self._run_env(rid, env), "OWED_TASK_FILE": str((gen / TASK).resolve()),
+                  "OWED_RUN_ID": rid, "OWED_KIND": kind, "OWED_GENERATION": str(generation)}
         write_json(gen / SPEC, {"rid": rid, "generation": generation, "kind": kind, "command": command,
+                                "path_first": str(self.bin_dir()),
                                 "cwd": str(cwd), "env": extras, "timeout_s": timeout_s, "grace_s": self.grace_s,
                                 **({"wrap": wrap if isinstance(wrap, str) else list(wrap)} if wrap else {}),
                                 **({"shell": shell} if shell != "login" else {})})
@@ -111,6 +113,23 @@ class Pool:
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
         write_json(gen / SPAWNED, {"pid": proc.pid, "start_time": create_time(proc.pid), "at": now_iso(),
                                    "spawns": spawns + 1})
+
+    def bin_dir(self) -> Path:
+        """`<ledger dir>/drive/bin`: holds only the `owed` launcher that goes first on the agent's PATH."""
+        return self.root.parent / "bin"
+
+    def _run_env(self, rid: str, env: dict[str, str]) -> dict[str, str]:
+        """The rails and the agent environment of a run: its rail file (token kept across generations),
+        OWED_RAIL_TOKEN, OWED_RUN_DIR (the agent's own state directory, kept across generations) and OWED_BIN."""
+        from owed.rails_env import write_rail
+
+        run_dir = self.run_dir(rid)
+        state = run_dir / "agent"
+        state.mkdir(parents=True, exist_ok=True)
+        token = write_rail(run_dir, rid, env.get("OWED_ROLE", "?"), env.get("OWED_NODE", "?"),
+                           env.get("OWED_REVIEWER") or None)
+        return {"OWED_RAIL_TOKEN": token, "OWED_RUN_DIR": str(state.resolve()),
+                "OWED_BIN": str(launcher(self.bin_dir()))}
 
     def _settled(self, gen: Path) -> bool:
         """Leave this generation alone: sealed, started once (even if lost since), or a shim on its way."""
@@ -212,6 +231,35 @@ class Pool:
         for gen, proc in list(self._shims.items()):
             if proc.poll() is not None:
                 del self._shims[gen]
+
+
+def owed_executable() -> list[str]:
+    """The argv that runs this owed: its console script when it sits next to this Python (or is argv[0]),
+    else this Python with `-P -m owed` (-P: a worktree of owed's own sources never shadows the installed one)."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "owed" and argv0.is_file() and os.access(argv0, os.X_OK):
+        return [str(argv0.resolve())]
+    script = Path(sys.executable).parent / "owed"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-P", "-m", "owed"]
+
+
+def launcher(bin_dir: Path) -> Path:
+    """`bin_dir/owed`: a two-line sh script that execs `owed_executable()` (rewritten when it differs)."""
+    import shlex
+
+    path = bin_dir / "owed"
+    text = "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in owed_executable()) + ' "$@"\n'
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return path.resolve()
+    except OSError:
+        pass
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    write_text(path, text)
+    os.chmod(path, 0o755)
+    return path.resolve()
 
 
 def _write_exit(gen: Path, error: str, *, stopped: bool = False, could_not_run: bool = False) -> None:

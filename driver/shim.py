@@ -114,9 +114,9 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
     if signals.requested or (gen / STOP).exists():
         return _stopped("stopped before the agent started", t0)
     grace = float(spec.get("grace_s", 2.0))
-    run = RunSpec(spec["command"], spec["cwd"], env=spec.get("env") or {}, timeout_s=spec.get("timeout_s"),
-                  grace_s=grace, tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace,
-                  shell=spec.get("shell", "login"))
+    command = with_path_first(spec["command"], spec.get("path_first"))
+    run = RunSpec(command, spec["cwd"], env=spec.get("env") or {}, timeout_s=spec.get("timeout_s"), grace_s=grace,
+                  tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace, shell=spec.get("shell", "login"))
     out = None
     try:
         try:
@@ -131,6 +131,19 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
             "could_not_run": out.could_not_run, "duration_ms": out.duration_ms, "error": out.error,
             "stopped": False, "output": out.text, "dropped_bytes": out.dropped_bytes,
             "snapshot": out.snapshot_lines()}
+
+
+def with_path_first(command: str, path_first: str | None) -> str:
+    """`command` behind a line that puts `path_first` first on PATH: it runs after any login profile (`bash -lc`
+    sources the profile, then runs the command string), so a profile that resets PATH cannot hide owed.
+
+    e.g. `PATH=/r/.git/owed/drive/bin:"$PATH"; export PATH` on the line before the command.
+    """
+    if not path_first:
+        return command
+    import shlex
+
+    return f'PATH={shlex.quote(path_first)}:"$PATH"; export PATH\n{command}'
 
 
 def _stopped(error: str, t0: float, stopped: bool = True) -> dict:

@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 12
+STATE_VERSION = 13  # 13: Cand.model, ReviewRec.model
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -49,6 +49,7 @@ class Cand(_S):
     by: str = ""
     carry: int | None = None
     ts: str = ""
+    model: str | None = None  # the model the writer's agent reported (submit --model)
 
 
 class Slot(_S):
@@ -152,6 +153,7 @@ class ReviewRec(_S):
     note: str
     ack_rulings: int | None = None
     ts: str = ""
+    model: str | None = None  # the model the reviewer's agent reported (review --model)
 
 
 class WaiverRec(_S):

@@ -22,7 +22,8 @@ os.environ.update(
     GIT_CONFIG_GLOBAL=os.devnull,
     GIT_CONFIG_NOSYSTEM="1",
 )
-for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC"):
+for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC", "OWED_RUN_ID", "OWED_ROLE", "OWED_NODE",
+           "OWED_RAIL_TOKEN", "OWED_RUN_DIR"):
     os.environ.pop(_k, None)
 # tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
 os.environ["PYTHONPATH"] = os.pathsep.join(

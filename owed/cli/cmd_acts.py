@@ -37,6 +37,8 @@ def review(
     candidate: Optional[str] = CANDIDATE,
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
+    model: Optional[str] = typer.Option(None, "--model", help="The model that reviewed (default: the one this "
+                                                               "driver run's agent reported)."),
     json: bool = JSON,
 ) -> int:
     """Record an independent review (ok or block) of a node's open candidate."""
@@ -44,7 +46,7 @@ def review(
 
     return show(act_cmds.review(os.getcwd(), node, ok=ok, block=block, rank=rank, obligation=obligation,
                                 needs_parent=needs_parent, ack_rulings=ack_rulings, note=note, candidate=candidate,
-                                as_=as_, i_am_owner=i_am_owner), json)
+                                as_=as_, i_am_owner=i_am_owner, model=model), json)
 
 
 @app.command()

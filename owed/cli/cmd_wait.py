@@ -13,7 +13,7 @@ from typing import Optional
 from owed.cli import decl as typer
 
 from owed.cli.app import app
-from owed.cli.output import emit
+from owed.cli.output import show
 
 NOTHING_NEW = 3
 
@@ -59,6 +59,13 @@ def wait_text(doc: dict, code: int) -> str:
     return "nothing new" if code else f"{doc['message']}\ncursor: {doc['cursor']}"
 
 
+def wait_result(cwd: str, since: Optional[str], timeout):
+    from owed.result import Result
+
+    doc, code = wait_doc(cwd, since, timeout)
+    return Result(doc, wait_text(doc, code), code)
+
+
 @app.command()
 def wait(
     timeout: Optional[str] = typer.Option(None, "--timeout", metavar="S", help="Give up after S seconds (exit 3: nothing new)."),
@@ -66,6 +73,4 @@ def wait(
     json: bool = typer.Option(False, "--json", help="Print one JSON document {cursor, facts, done, driver, message}."),
 ) -> int:
     """Block until something needs the main agent (a halt, a question, a decision, the driver's exit); print it."""
-    doc, code = wait_doc(os.getcwd(), since, timeout)
-    emit(doc, json, wait_text(doc, code))
-    return code
+    return show(wait_result(os.getcwd(), since, timeout), json)

@@ -32,12 +32,14 @@ def submit(
     node: str = typer.Argument(...),
     commit: Optional[str] = typer.Option(None, "--commit", help="Submit this commit (default: HEAD of the slot)."),
     as_: Optional[str] = AS,
+    model: Optional[str] = typer.Option(None, "--model", help="The model that did the work (default: the one "
+                                                               "this driver run's agent reported)."),
     json: bool = JSON,
 ) -> int:
     """Record the slot's commit as the node's candidate (run inside the slot worktree)."""
     from owed.ops import work_cmds
 
-    return show(work_cmds.submit(os.getcwd(), node, commit=commit, as_=as_), json)
+    return show(work_cmds.submit(os.getcwd(), node, commit=commit, as_=as_, model=model), json)
 
 
 @app.command()

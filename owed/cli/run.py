@@ -52,6 +52,7 @@ def run(args: list[str], json_mode: bool) -> int:
     """The fast path first (owed.cli.fast: static help, the command called without typer); whatever it
     does not answer goes to the lazy typer group (owed.cli.lazy), which also makes every usage error."""
     try:
+        _rails(args)
         from owed.cli.fast import SLOW, invoke
 
         rv = invoke(args)
@@ -68,6 +69,18 @@ def run(args: list[str], json_mode: bool) -> int:
     if rv is not SLOW:
         return rv if isinstance(rv, int) else 0
     return _run_typer(args, json_mode)
+
+
+def _rails(args: list[str]) -> None:
+    """The run rails (owed/rails.py): from inside a driver run only the run's own acts and reads may run."""
+    if not args or args[0].startswith("-"):
+        return
+    from owed import rails
+
+    if args[0] not in rails.READS:
+        from owed.rails_env import gate
+
+        gate(args[0], args)
 
 
 def _owed_error(e: OwedError, json_mode: bool) -> int:

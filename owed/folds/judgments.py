@@ -175,7 +175,8 @@ def fold_review(state: State, e: E.Review, plan) -> None:
     if not e.note.strip():
         raise refuse(e, "a review needs a note")
     rec.reviews.append(ReviewRec(seq=e.seq, by=e.by, attempt=e.attempt, key=e.key, obligation=e.obligation,
-                                 verdict=e.verdict, rank=e.rank, note=e.note, ack_rulings=e.ack_rulings, ts=e.ts))
+                                 verdict=e.verdict, rank=e.rank, note=e.note, ack_rulings=e.ack_rulings, ts=e.ts,
+                                 model=e.model))
     if e.verdict == "block":
         rec.blocks.append(Block(seq=e.seq, node=e.node, obligation=e.obligation, key=e.key, kind="judgment",
                                 by=e.by, attempt=e.attempt, rank=e.rank, commit=slot.cand.commit, base=slot.base,

@@ -92,7 +92,8 @@ def fold_submit(state: State, e: E.Submit, plan) -> None:
         raise refuse(e, "a submit records the key of every item the plan asks for"
                         + (f" (missing: {', '.join(missing)})" if missing else "")
                         + (f" (not in the plan: {', '.join(extra)})" if extra else ""))
-    slot.cand = Cand(seq=e.seq, commit=e.commit, base=slot.base, keys=dict(e.keys), by=e.by, carry=e.carry, ts=e.ts)
+    slot.cand = Cand(seq=e.seq, commit=e.commit, base=slot.base, keys=dict(e.keys), by=e.by, carry=e.carry, ts=e.ts,
+                     model=e.model)
     if e.carry is None:
         slot.submits += 1
         slot.commits = [*slot.commits, [e.seq, e.commit]]

@@ -32,7 +32,7 @@ def _waits(after: str | None) -> tuple[str, ...]:
 def review(cwd: str, node: str, *, ok: bool = False, block: bool = False, rank: int | None = None,
            obligation: str = "review", needs_parent: bool = False, ack_rulings: int | None = None,
            note: str | None = None, candidate: str | None = None, as_: str | None = None,
-           i_am_owner: bool = False) -> Result:
+           i_am_owner: bool = False, model: str | None = None) -> Result:
     from owed.ops.review import review as act
 
     if ok == block:
@@ -41,7 +41,8 @@ def review(cwd: str, node: str, *, ok: bool = False, block: bool = False, rank: 
         raise UsageError("--needs-parent goes only with --block")
     text = _text(note, "owed review needs --note saying what you inspected")
     return act(cwd, node, verdict="ok" if ok else "block", rank=rank, note=text, obligation=obligation,
-               needs_parent=needs_parent, ack_rulings=ack_rulings, candidate=candidate, as_=as_, i_am_owner=i_am_owner)
+               needs_parent=needs_parent, ack_rulings=ack_rulings, candidate=candidate, as_=as_, i_am_owner=i_am_owner,
+               model=model)
 
 
 @op

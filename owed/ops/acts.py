@@ -16,7 +16,7 @@ Map:
   `parent:cli`) that the owner may also record (delegated through `owed.ops.authority.owner`).
 - `writer_tree_rail(state, node, cwd)`: a review or evidence from a writer's run of the node is refused:
   inside a subagent call when the command, the process or an ancestor inside the call works in one of
-  the node's slot worktrees; anywhere when the driver's run environment names the node's writer.
+  the node's slot worktrees (the driver's own runs: owed/rails.py).
 - `who(by, channel)`, `short(commit)`: how acts name a principal and a commit in their confirmation line.
 """
 
@@ -192,12 +192,9 @@ def _call_dirs(cwd: str) -> list[str]:
 
 
 def writer_tree_rail(state, node_id: str, cwd: str) -> None:
-    """Refuse a review or evidence recorded from a writer's run of the node: inside a subagent call, when any
-    directory of the call lies in one of the node's slot worktrees (any attempt); in any process, when the
-    driver's run environment names the node's writer (OWED_ROLE=writer, OWED_NODE=<node>)."""
-    if os.environ.get("OWED_ROLE") == "writer" and os.environ.get("OWED_NODE") == node_id:
-        raise Refused(f"a writer's run of {node_id} (OWED_ROLE=writer) cannot record a review or evidence for "
-                      "its own node")
+    """Refuse a review or evidence recorded from a writer's run of the node inside a subagent call, when any
+    directory of the call lies in one of the node's slot worktrees (any attempt). The driver's own runs are
+    railed by owed/rails.py (a writer run records no review or evidence on any node)."""
     if not (os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC")):
         return
     rec = state.nodes.get(node_id)

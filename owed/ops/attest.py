@@ -196,7 +196,9 @@ def record_all(ctx: Context, measured: list[Measured]) -> list[E.Obs]:
 
 def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
     from owed.acceptance import accepted, items
+    from owed.rails_env import check
 
+    check("attest", node_id, cwd=cwd)
     ctx = Context.load(cwd)
     node = ctx.plan.node(node_id)
     if node is None:

@@ -4,7 +4,8 @@
 - `--i-am-owner` records channel `flag` (a weaker, visible human-automation channel).
 - `OWED_CONFIRM=owner` requires a confirmation typed on a terminal (channel `tty`, default `owner:human`);
   without a terminal the act is refused and nothing is recorded.
-- Inside a subagent call (`DSA_CALL` or `DSA_EXEC` set) owner and parent acts are refused.
+- Inside a subagent call (`DSA_CALL` or `DSA_EXEC` set) owner and parent acts are refused, and from a driver
+  run (owed/rails.py: OWED_RUN_ID and its rail token, or an ancestor that carries them).
 """
 
 from __future__ import annotations
@@ -17,8 +18,14 @@ from owed.errors import Refused
 
 
 def subagent_rail(role: str) -> None:
-    if role in ("owner", "parent") and (os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC")):
+    """Owner and parent acts are refused inside a subagent call and from a driver run (owed/rails.py)."""
+    if role not in ("owner", "parent"):
+        return
+    if os.environ.get("DSA_CALL") or os.environ.get("DSA_EXEC"):
         raise Refused(f"{role} acts are refused inside a subagent call (DSA_CALL/DSA_EXEC is set)")
+    from owed.rails_env import check
+
+    check(role)
 
 
 def confirm_owner(summary: str) -> None:

@@ -71,6 +71,9 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         if slot is not None and slot.cand is not None:
             changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
         view = build(ctx.state, ctx.plan, node, changed, plans=ctx.ledger.plan)
+        from owed.views import models
+
+        view["models"] = models.view(ctx.state, ctx.plan, node, full=full)
     return Result(view, lambda: render(view))
 
 

@@ -31,6 +31,7 @@ from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, 
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
                            writer_tree_rail)
 from owed.ops.context import Context
+from owed.rails_env import check as rails_check
 
 REVIEW_OBLIGATIONS = ("review", "closure-review")
 _EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -85,7 +86,8 @@ def _rulings_warning(state, plan, node_id: str, e: E.Review, cand12: str) -> str
 
 def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str, obligation: str = "review",
            needs_parent: bool = False, ack_rulings: int | None = None, candidate: str | None = None,
-           as_: str | None = None, i_am_owner: bool = False) -> Done:
+           as_: str | None = None, i_am_owner: bool = False, model: str | None = None) -> Done:
+    from owed.rails_env import model_arg, reported_model
     from owed.views.why import clear_hint
 
     given = candidate_arg(candidate)
@@ -97,6 +99,8 @@ def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str,
     known_node(ctx.plan, node_id)
     by, channel = _reviewer(as_, i_am_owner, candidate_summary(ctx.state, node_id, f"Owner review of node {node_id}"))
     rank = _rank(by, rank)
+    rails_check("review", node_id, by, cwd=cwd)
+    model = model_arg(model) or reported_model()
     writer_tree_rail(ctx.state, node_id, cwd)
     shown = shown_if_confirmed(ctx.state, node_id, channel)
     read = read_candidate(ctx.state, node_id)
@@ -115,7 +119,7 @@ def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str,
                           f"(it owes: {', '.join(cand.keys)})")
         return [E.Review(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, attempt=slot.attempt, key=key,
                          verdict=verdict, rank=rank, note=note, obligation=obligation, ack_rulings=ack_rulings,
-                         needs="parent" if needs_parent else None)]
+                         needs="parent" if needs_parent else None, model=model)]
 
     state, written = ctx.ledger.append(make)
     e = written[0]
@@ -225,6 +229,7 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
     node = known_node(ctx.plan, node_id)
     by, channel = _evidence_principal(as_, i_am_owner,
                                       candidate_summary(ctx.state, node_id, f"Evidence {node_id}/{ev_id}"))
+    rails_check("evidence", node_id, by, cwd=cwd)
     hashed = hash_files(cwd, str(ctx.repo.toplevel), files)
     writer_tree_rail(ctx.state, node_id, cwd)
     shown = shown_if_confirmed(ctx.state, node_id, channel)

@@ -191,6 +191,9 @@ def _rebaser(ctx: Context, node_id: str, slot, as_: str | None, i_am_owner: bool
 
 
 def rebase(cwd: str, node_id: str, *, as_: str | None = None, i_am_owner: bool = False) -> Done:
+    from owed.rails_env import check
+
+    check("rebase", node_id, cwd=cwd)
     ctx = Context.load(cwd)
     known_node(ctx.plan, node_id)
     slot = ctx.state.open_slot(node_id)

@@ -38,9 +38,12 @@ def check_limits(repo, plan, base: str, commit: str) -> None:
         raise Refused(f"candidate too large: changed files total {_mib(total)} > limits.diff_mib {lim.diff_mib} MiB: {biggest}")
 
 
-def submit(cwd: str, node_id: str, *, commit: str | None, as_: str | None) -> E.Submit:
+def submit(cwd: str, node_id: str, *, commit: str | None, as_: str | None, model: str | None = None) -> E.Submit:
     from owed.measure.items import candidate_keys
+    from owed.rails_env import check, model_arg, reported_model
 
+    check("submit", node_id, cwd=cwd)
+    model = model_arg(model) or reported_model()
     ctx = Context.load(cwd)
     node = ctx.plan.node(node_id)
     if node is None:
@@ -80,7 +83,8 @@ def submit(cwd: str, node_id: str, *, commit: str | None, as_: str | None) -> E.
         s = state.open_slot(node_id)
         if s is None or s.attempt != attempt or s.base != base:
             raise Refused(f"the slot of {node_id} changed while submitting; run owed submit {node_id} again")
-        return [E.Submit(seq=-1, ts="", prev="", by=writer, node=node_id, attempt=attempt, commit=full, keys=keys)]
+        return [E.Submit(seq=-1, ts="", prev="", by=writer, node=node_id, attempt=attempt, commit=full, keys=keys,
+                         model=model)]
 
     _, written = ctx.ledger.append(make)
     return written[0]

@@ -21,10 +21,11 @@ def dispatch(cwd: str, node: str, *, allow_overlap: bool = False, as_: str | Non
 
 
 @op
-def submit(cwd: str, node: str, *, commit: str | None = None, as_: str | None = None) -> Result:
+def submit(cwd: str, node: str, *, commit: str | None = None, as_: str | None = None,
+           model: str | None = None) -> Result:
     from owed.ops.submit import submit as run
 
-    e = run(cwd, node, commit=commit, as_=as_)
+    e = run(cwd, node, commit=commit, as_=as_, model=model)
     doc = {"seq": e.seq, "node": e.node, "attempt": e.attempt, "commit": e.commit, "by": e.by, "keys": e.keys}
     return Result(doc, f"Submitted {e.node} attempt {e.attempt}: candidate {e.commit[:12]} (#{e.seq}) by {e.by}\n"
                        f"Next: owed attest {e.node}")

@@ -140,6 +140,7 @@ class RoleOverride(Spec, kw_only=True):
 class NodeDrive(Spec, kw_only=True):
     writer: RoleOverride | None = None
     reviewer: RoleOverride | None = None
+    same_model: Literal["accepted"] | None = None  # hides why's same-model advisory for this node (compact view)
 
 
 class Node(Spec, kw_only=True):
@@ -199,9 +200,16 @@ class Role(Spec, kw_only=True):
     model: Text | None = None
 
 
+PRESETS = ("claude", "codex", "gemini", "opencode", "aider")
+
+
 class Agent(Spec, kw_only=True):
-    command: Text
-    timeout_s: Pos | None = None
+    # Exactly one of `command` (any shell command) and `preset` (a known CLI, driver/presets.py, docs/agents.md).
+    command: Text | None = None
+    preset: Literal["claude", "codex", "gemini", "opencode", "aider"] | None = None
+    model: Text | None = None  # presets: the model when the role does not select one (omitted when unset)
+    extra_args: tuple[NonEmpty, ...] = ()  # presets: appended to the CLI's argv
+    timeout_s: Pos | None = None  # default 3600 (drive/acts.py DEFAULT_TIMEOUT_S)
     wrap: Wrap | None = None  # runs the agent through a wrapper (scripts/wrap/ssh, scripts/wrap/slurm)
 
 
@@ -218,6 +226,7 @@ class Drive(Spec, kw_only=True):
     merge_batch: Batch = 1
     # A shell command run once per wake fact, the wake text on stdin (driver/notify.py).
     notify: Text | None = None
+    same_model: Literal["accepted"] | None = None  # writer and reviewer may share a model: hide why's advisory
 
 
 class AllowRule(Spec, kw_only=True):

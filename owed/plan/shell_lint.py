@@ -48,7 +48,8 @@ def commands(plan) -> list[tuple[str, str]]:
             out += _measured(f"nodes[{i}].checks[{j}]", c)
     if plan.drive is not None:
         for name, agent in plan.drive.agents.items():
-            out.append((f"drive.agents.{name}.command", agent.command))
+            if agent.command is not None:  # a preset agent has no shell command of its own
+                out.append((f"drive.agents.{name}.command", agent.command))
     if plan.sweep is not None:
         out.append(("sweep.run", plan.sweep.run))
     return out

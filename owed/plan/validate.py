@@ -178,6 +178,16 @@ def _drive_agents(d: Drive, w: Walker) -> Problems:
         r = getattr(d, role)
         if r is not None and w.ok(d, role) and w.ok(r, "agent") and r.agent not in d.agents:
             yield f".{role}.agent", f"{got(r.agent)} is not defined in drive.agents"
+    if not w.ok(d, "agents"):
+        return
+    for name, a in d.agents.items():
+        if (a.command is None) == (a.preset is None):
+            yield f".agents.{name}", "an agent needs exactly one of command (a shell command) and preset"
+        elif a.command is not None and (a.model is not None or a.extra_args):
+            yield f".agents.{name}", "model and extra_args go with preset (a command reads $OWED_MODEL itself)"
+    r = d.reviewer
+    if r is not None and w.ok(d, "reviewer") and r.agent in d.agents and d.agents[r.agent].preset == "aider":
+        yield ".reviewer.agent", f"{got(r.agent)} is an aider preset: aider runs no owed commands, so it cannot review"
 
 
 def _allow_permission(r: AllowRule, w: Walker) -> Problems:

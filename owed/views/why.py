@@ -250,6 +250,10 @@ def render(v: dict) -> str:
         out.append("Plan downgrades:")
         out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")
                 for d in v["downgrades"]]
+    if v.get("models"):
+        from owed.views.models import lines
+
+        out += lines(v["models"])
     if v["accepted"]:
         out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
     return "\n".join(out)

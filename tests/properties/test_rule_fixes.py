@@ -304,14 +304,23 @@ def test_a_writers_review_from_the_repository_root_inside_a_subagent_call_is_ref
     assert w.raw()[-1]["kind"] == "review"
 
 
-def test_a_driver_writer_run_cannot_review_its_own_node_from_anywhere(w):
+def test_a_driver_run_environment_without_its_rail_token_records_nothing(w):
+    # A forged or half-scrubbed run environment (no OWED_RUN_ID / rail token) is an unverified run: refused
+    # whatever role it claims (owed/rails.py: fail closed). Real runs: tests/driver/test_rails_e2e.py.
     w.dispatch("a")
     w.submit("a", "c1" * 20)
+    before = len(w.raw())
     args = ["review", "a", "--ok", "--as", "reviewer:sneaky", "--note", "lgtm"]
     r = _owed(args, w.repo, {"OWED_ROLE": "writer", "OWED_NODE": "a"})
-    assert r.returncode == 1 and "writer's run of a" in r.stderr, r.stderr
+    assert r.returncode == 1 and "refused: an unverified run" in r.stderr and "cannot review" in r.stderr, r.stderr
     r = _owed(["evidence", "a", "ui", "--file", "plan.yaml", "--note", "n", "--as", "reviewer:x"], w.repo,
               {"OWED_ROLE": "writer", "OWED_NODE": "a"})
-    assert r.returncode == 1 and "writer's run of a" in r.stderr, r.stderr
-    r = _owed(args, w.repo, {"OWED_ROLE": "reviewer", "OWED_NODE": "a"})
+    assert r.returncode == 1 and "refused: an unverified run" in r.stderr, r.stderr
+    r = _owed(args, w.repo, {"OWED_ROLE": "reviewer", "OWED_NODE": "a", "OWED_RUN_ID": "owed:x:a:1:reviewer:1"})
+    assert r.returncode == 1 and "has no rail file" in r.stderr, r.stderr
+    assert len(w.raw()) == before
+    # A run of another ledger (OWED_RUN_DIR elsewhere: an agent running owed's tests in a temporary repo) is not
+    # a run of this one.
+    r = _owed(args, w.repo, {"OWED_ROLE": "writer", "OWED_NODE": "a", "OWED_RUN_ID": "owed:x:a:1:writer",
+                             "OWED_RUN_DIR": str(w.repo.parent / "elsewhere")})
     assert r.returncode == 0, r.stderr

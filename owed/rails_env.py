@@ -1,0 +1,170 @@
+"""EDGE of the run rails (owed/rails.py decides): which driver run, if any, this process belongs to.
+
+- `current(cwd)`        the `rails.Run` of this process for the ledger of `cwd`, or None. The process's own
+                        environment first, then its ancestors' (Linux /proc, at most 32 levels), so an agent that
+                        scrubs its environment (`env -i owed approve …`) is still a run. An environment naming a
+                        run of another ledger (OWED_RUN_DIR outside this ledger's drive/runs: an agent running
+                        owed's own tests in temporary repositories) is not a run of this one. A run environment
+                        whose ledger cannot be found counts as a run (fail closed).
+- `gate(command, args)` the CLI's check before any command runs (raises Refused).
+- `check(act, …)`       the ops' check (raises Refused): `review`, `evidence`, `submit`, `rebase`, `attest`,
+                        `ask`, or a role act (`owner`, `parent`).
+- `write_rail(run_dir, rid, role, node, reviewer)`  the pool's side: rail.json (0600) with a token kept
+                        across generations; returns the token.
+
+Nothing here runs unless an environment names a run: a plain command reads only its own environment and its
+ancestors' /proc entries, and calls git only when one of them carries a run variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from owed import rails
+from owed.errors import OwedError, Refused
+
+MAX_DEPTH = 32
+
+
+def _proc_env(pid: int) -> dict[str, str] | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    out = {}
+    for item in raw.split(b"\0"):
+        k, sep, v = item.partition(b"=")
+        if sep:
+            out[k.decode("utf-8", "replace")] = v.decode("utf-8", "replace")
+    return out
+
+
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _envs():
+    """This process's environment, then each ancestor's (nearest first)."""
+    yield dict(os.environ)
+    pid = os.getpid()
+    for _ in range(MAX_DEPTH):
+        pid = _ppid(pid)
+        if pid <= 1:
+            return
+        env = _proc_env(pid)
+        if env is None:
+            return  # a process we may not read ends the walk
+        yield env
+
+
+def _ledger_dir(cwd: str | None) -> Path | None:
+    try:
+        from owed.git import Repo
+
+        return Repo.discover(cwd or os.getcwd()).ledger_dir()
+    except Exception:  # noqa: BLE001 - no repository here: the run cannot be checked, so it stays a run
+        return None
+
+
+def _inside(path: str, root: Path) -> bool:
+    try:
+        p = Path(path).resolve()
+        r = root.resolve()
+    except OSError:
+        return False
+    return p == r or r in p.parents
+
+
+def _read_rail(runs: Path, rid: str) -> dict | None:
+    try:
+        doc = json.loads((runs / rails.run_dir_name(rid) / rails.RAIL_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def current(cwd: str | None = None) -> rails.Run | None:
+    ledger: Path | None = None
+    looked = False
+    for env in _envs():
+        if not any(env.get(v) for v in rails.RUN_VARS):
+            continue
+        if not looked:
+            ledger, looked = _ledger_dir(cwd), True
+        if ledger is None:
+            return rails.identify(env, None)
+        runs = ledger / "drive" / "runs"
+        run_dir = env.get("OWED_RUN_DIR")
+        if run_dir and not _inside(run_dir, runs):
+            continue  # a run of another ledger
+        rid = env.get("OWED_RUN_ID", "")
+        return rails.identify(env, _read_rail(runs, rid) if rid else None)
+    return None
+
+
+def gate(command: str, args: list[str], cwd: str | None = None) -> None:
+    if command in rails.READS:
+        return
+    why = rails.command_refusal(current(cwd), command, args)
+    if why:
+        raise Refused(why)
+
+
+def check(act: str, node: str | None = None, principal: str | None = None, cwd: str | None = None) -> None:
+    why = rails.act_refusal(current(cwd), act, node, principal)
+    if why:
+        raise Refused(why)
+
+
+def model_arg(model: str | None) -> str | None:
+    """A `--model` value: one printable line of at most 200 characters (UsageError otherwise)."""
+    if model is None:
+        return None
+    from owed.errors import UsageError
+
+    if not model.strip() or len(model) > 200 or not model.isprintable():
+        raise UsageError("--model takes a model name: one printable line of at most 200 characters")
+    return model.strip()
+
+
+def reported_model() -> str | None:
+    """The model this process's run reported (a preset keeps it in $OWED_RUN_DIR/session.json), or None."""
+    run_dir = os.environ.get("OWED_RUN_DIR")
+    if not run_dir:
+        return None
+    try:
+        doc = json.loads((Path(run_dir) / "session.json").read_text(encoding="utf-8"))
+        model = doc.get("model") if isinstance(doc, dict) else None
+        return model_arg(model) if isinstance(model, str) else None
+    except (OSError, ValueError, OwedError):  # no file, no JSON, or not a model name: nothing reported
+        return None
+
+
+def write_rail(run_dir: Path, rid: str, role: str, node: str, reviewer: str | None) -> str:
+    """Write `run_dir/rail.json` (atomically, mode 0600), keeping the token of an earlier generation."""
+    import secrets
+
+    path = run_dir / rails.RAIL_FILE
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+        token = old["token"] if isinstance(old, dict) and isinstance(old.get("token"), str) else None
+    except (OSError, ValueError):
+        token = None
+    token = token or secrets.token_hex(16)
+    doc = {"rid": rid, "role": role, "node": node, "token": token, **({"reviewer": reviewer} if reviewer else {})}
+    tmp = path.with_name(f".{rails.RAIL_FILE}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return token
