@@ -29,7 +29,8 @@ node gets at most one action per pass:
     accepted                                         → merge candidate (one merge slot; merge-queue order:
                                                        dependents, acceptedSince, id); conflict → rebase
 Then dispatch ready nodes (dependents first) while open attempts < drive.max, skipping write overlaps.
-Trunk moved outside owed is a notice (merges wait), never a halt.
+Trunk moved outside owed is a notice (merges wait), never a halt; so is an invariant red on the ledger trunk
+itself (one notice per invariant and key, carrying invariantRed {obligation, key}).
 """
 
 from __future__ import annotations
@@ -378,6 +379,15 @@ def _next_merge(state, plan, merges: list[str]) -> Action:
     return Action("merge", first, state.nodes[first].slot.attempt)
 
 
+def trunk_red_notices(state, plan) -> list[Action]:
+    """One notice per invariant red on the ledger trunk itself (deduplicated by the loop per invariant and
+    text, so again when its key changes): the parent's to fix; no writer is halted or sent a repair for it."""
+    from owed.views.trunk_red import trunk_red
+
+    return [Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
+            for r in trunk_red(state, plan)]
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -391,6 +401,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     open_nodes = [n for n in order if state.open_slot(n)]
     if facts.trunk_moved:
         out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
+    out += trunk_red_notices(state, plan)
     attests = facts.measuring
     from driver.overlap import cycle_halts
 
