@@ -362,6 +362,10 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     """Accepted: merge, unless this driver saw the merge refused for this candidate (code conflict → rebase)."""
     if not accepted(n.state, n.plan, n.id):
         return None
+    from owed.folds.merge_red import merge_waiting
+
+    if merge_waiting(n.state, n.id):
+        return []  # only trunk-red checks failed on this trunk: wait (a notice, no halt) until trunk moves
     refused = n.facts.merge_refused.get(n.id)
     if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):
         if refused.code == Conflict.code:
@@ -382,10 +386,12 @@ def _next_merge(state, plan, merges: list[str]) -> Action:
 def trunk_red_notices(state, plan) -> list[Action]:
     """One notice per invariant red on the ledger trunk itself (deduplicated by the loop per invariant and
     text, so again when its key changes): the parent's to fix; no writer is halted or sent a repair for it."""
-    from owed.views.trunk_red import trunk_red
+    from owed.views.trunk_red import check_red, trunk_red
 
-    return [Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
-            for r in trunk_red(state, plan)]
+    return ([Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
+             for r in trunk_red(state, plan)]
+            + [Action("notify", f"trunk-red:{g['obligation']}", reason=g["text"], command=" · ".join(g["options"]))
+               for g in check_red(state, plan)])
 
 
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:

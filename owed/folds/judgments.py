@@ -8,6 +8,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
+from owed.folds.merge_red import note_merge_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
@@ -63,6 +64,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
         _record(state, e)
+        if e.merging is not None:
+            note_merge_obs(state, e)
         return
     rec = state.nodes.get(e.subject)
     if plan.node(e.subject) is None or rec is None:
@@ -71,6 +74,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         if e.merging is not None and e.merging != e.subject:
             raise refuse(e, "a merge-tree observation of a node check names that node")
         _record(state, e)
+        note_merge_obs(state, e)
         return
     if e.attribution:
         hits = [b for b in active_blocks(state, plan, e.subject)

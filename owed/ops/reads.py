@@ -71,6 +71,9 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         if slot is not None and slot.cand is not None:
             changed = ctx.repo.changed_paths(slot.cand.base, slot.cand.commit)
         view = build(ctx.state, ctx.plan, node, changed, plans=ctx.ledger.plan)
+        from owed.views.trunk_red import decorate_why
+
+        decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks
     return Result(view, lambda: render(view))
 
 

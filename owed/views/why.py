@@ -250,6 +250,9 @@ def render(v: dict) -> str:
         out.append("Plan downgrades:")
         out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")
                 for d in v["downgrades"]]
+    from owed.views.trunk_red import merge_check_lines
+
+    out += merge_check_lines(v)
     if v["accepted"]:
         out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
     return "\n".join(out)
