@@ -8,7 +8,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
-from owed.folds.merge_red import note_merge_obs
+from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
@@ -205,6 +205,13 @@ def fold_waive(state: State, e: E.Waive, plan) -> None:
     slot = state.open_slot(e.node)
     if rec is None or slot is None or slot.cand is None:
         raise refuse(e, f"{e.node} has no open candidate")
+    risk = merge_key_risk(state, e.node, e.obligation, e.accept_risk)
+    if risk is not None:  # a trunk-red merge-tree failure: the waiver binds exactly that merge key
+        if e.key != risk[5]:
+            raise refuse(e, f"a waiver of merge-tree failure #{risk[0]} is on its merge key")
+        rec.waivers.append(WaiverRec(seq=e.seq, by=e.by, obligation=e.obligation, key=e.key, reason=e.reason,
+                                     accept_risk=list(e.accept_risk), channel=e.channel))
+        return
     active = {b.seq: b for b in active_blocks(state, plan, e.node)}
     if e.obligation not in slot.cand.keys:
         # A block left on an obligation the candidate no longer owes (the closure change was reverted, a
@@ -306,8 +313,8 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         out.append(f"no merge-tree key for {', '.join(missing_checks)}")
     for obligation, key in e.checks.items():
         agg = state.agg(e.node, obligation, key)
-        if (agg is None or agg.verdict != "pass") and not (
-                key == slot.cand.keys.get(obligation) and waived_key(state, e.node, obligation, key)):
+        # A waiver on this exact key: the candidate's (an equal merge key) or a trunk-red merge key's.
+        if (agg is None or agg.verdict != "pass") and not waived_key(state, e.node, obligation, key):
             out.append(f"{obligation} does not pass on the merge tree")
     missing = state.genesis_missing()
     if missing:

@@ -46,3 +46,25 @@ def test_a_passing_probe_new_names_or_a_mixed_failure_do_not_wait():
     b.add(E.Obs(by="executor:owed", subject="trunk", obligation="inv:u", key="i" * 64, verdict="fail", commit=M,
                 merging="a"))  # an invariant failed on the same merge tree too: not only trunk-red
     assert [a.kind for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"] == ["merge"]
+
+
+def test_a_merge_key_waiver_is_checked_on_replay_and_binds_only_that_key():
+    import pytest
+
+    from owed.errors import Refused
+
+    b, rid = accepted_book()
+    b.review("a")
+    merge_fail(b)
+    seq = b.state.nodes["a"].trunk_red["check:t"][0]
+    waive = dict(by="owner:cli", channel="delegated", node="a", obligation="check:t", reason="trunk's debt",
+                 accept_risk=(seq,))
+    with pytest.raises(Refused, match="on its merge key"):
+        b.add(E.Waive(key="x" * 64, **waive))
+    b.add(E.Waive(key="k" * 64, **waive))
+    assert [a.kind for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a"] == ["merge"]
+    merge = dict(by="executor:owed", node="a", attempt=1, prior=b.state.trunk_commit, commit=M, tree="t" * 40)
+    with pytest.raises(Refused, match="check:t does not pass on the merge tree"):
+        b.add(E.Merge(checks={"check:t": "z" * 64}, **merge))  # another merge key: the waiver does not reach it
+    b.add(E.Merge(checks={"check:t": "k" * 64}, **merge))
+    assert b.state.nodes["a"].merged is not None

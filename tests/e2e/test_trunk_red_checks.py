@@ -62,3 +62,31 @@ def test_a_trunk_red_check_waits_for_trunk_to_move_then_merges(tmp_path, owed):
     assert "z: accepted (merge pending)" in st and "trunk-red" not in st, st
     r = owed("merge", "z")
     assert r.returncode == 0, r.stderr
+
+
+def test_the_owner_accepts_a_trunk_red_merge_failure_on_its_merge_key_only(tmp_path, owed):
+    repo = make_repo(tmp_path / "w", PLAN)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "z", {"z.txt": "z\n"})
+    accepted(owed, repo, "w", {"broken": "w breaks z's check\n"})
+    assert owed("merge", "w").returncode == 0
+    assert owed("merge", "z").returncode == 1
+    merge_obs = next(e for e in ledger(repo) if e["kind"] == "obs" and e.get("merging") == "z")
+    cand_key = next(e for e in ledger(repo) if e["kind"] == "submit" and e["node"] == "z")["keys"]["check:c"]
+    # A seq that is not a trunk-red merge failure (the candidate's own pass) is refused as before.
+    own = next(e for e in ledger(repo) if e["kind"] == "obs" and e["subject"] == "z" and e["obligation"] == "check:c")
+    r = owed("waive", "z", "check:c", "--accept-risk", str(own["seq"]), "--reason", "r", "--i-am-owner")
+    assert r.returncode == 1 and "is not an active block" in r.stderr, r.stderr
+    r = owed("waive", "z", "check:c", "--accept-risk", str(merge_obs["seq"]), "--reason", "trunk's, known",
+             "--i-am-owner")
+    assert r.returncode == 0, r.stderr
+    assert f"binds only the merge key {merge_obs['key'][:12]}" in r.stdout
+    waiver = [e for e in ledger(repo) if e["kind"] == "waive"][-1]
+    assert waiver["key"] == merge_obs["key"] != cand_key and waiver["accept_risk"] == [merge_obs["seq"]]
+    assert "waiting: trunk-red" not in owed("status").stdout
+    n_obs = len([e for e in ledger(repo) if e["kind"] == "obs"])
+    r = owed("merge", "z")
+    assert r.returncode == 0, r.stderr
+    assert len([e for e in ledger(repo) if e["kind"] == "obs"]) == n_obs  # the waived merge key is not measured again
+    assert owed("verify").returncode == 0  # replay accepts the waived merge key (and only that key)
