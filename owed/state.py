@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 12
+STATE_VERSION = 13
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -238,8 +238,8 @@ class NodeRec(_S):
     accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
     accepted_cand: int | None = None  # the submit seq accepted_since belongs to
     # Merge-tree failures of the node's candidates and their trunk-red classification (folds/merge_red.py):
-    # obligation -> [merge obs seq, trunk commit, cand seq, failed names] / [merge obs seq, probe seq, trunk
-    # commit, cand seq, sorted names].
+    # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
+    # seq, trunk commit, cand seq, sorted names, merge key].
     merge_fails: dict[str, list] = {}
     trunk_red: dict[str, list] = {}
 
