@@ -362,9 +362,9 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     """Accepted: merge, unless this driver saw the merge refused for this candidate (code conflict → rebase)."""
     if not accepted(n.state, n.plan, n.id):
         return None
-    from owed.folds.merge_red import merge_waiting
+    from owed.folds.merge_red import waits_for_trunk
 
-    if merge_waiting(n.state, n.id):
+    if waits_for_trunk(n.state, n.id):
         return []  # only trunk-red checks failed on this trunk: wait (a notice, no halt) until trunk moves
     refused = n.facts.merge_refused.get(n.id)
     if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
+from owed import known_red as KR
+from owed.known_red import complete
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
@@ -270,16 +272,7 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
             rec.slot.cand = None
 
 
-def _complete(o: ObsRec | None, min_tests: int | None) -> bool:
-    """A test-only failure whose failing tests are all named: a count of at least one test (and at least
-    min_tests), every failure named. Timeouts, errors, unknown or zero counts and min_tests failures prove
-    nothing about which tests fail."""
-    return (o is not None and o.verdict == "fail" and bool(o.failed) and o.failed_n is not None
-            and o.failed_n == len(o.failed) and o.failed_n > 0 and o.tests is not None
-            and o.tests >= max(min_tests or 1, 1))
-
-
-def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
+def known_red(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozenset[str] = frozenset()):
     """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
     otherwise a text naming the new failures, or None when names cannot prove anything."""
     # Only a plain trunk fail: a flaky trunk item (pass and fail on one key) proves nothing about which
@@ -287,11 +280,11 @@ def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
     if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict != "fail":
         return None
     m, t = merge_agg.last_fail, trunk_agg.last_fail
-    if not (_complete(m, min_tests) and _complete(t, min_tests)):
+    if not (complete(m, min_tests) and complete(t, min_tests)):
         if m is not None and m.failed and len(m.failed) >= 50:
             return "failed names truncated; cannot prove the failure is old"
         return None
-    new = sorted(set(m.failed) - set(t.failed))
+    new = sorted(set(m.failed) - set(t.failed) - listed)  # listed: active known_red names another node fixes
     if not new:
         return True
     return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
@@ -332,8 +325,14 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
             continue
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
             continue
+        listed = KR.merge_verdict(agg, inv, state, e.node)  # plan known_red: W when only listed names fail
+        if listed is True:
+            continue
+        if isinstance(listed, str):
+            out.append(f"inv:{inv.id} {listed}")
+            continue
         old = state.agg("trunk", f"inv:{inv.id}", state.trunk_keys.get(inv.id, ""))
-        known = known_red(agg, old, inv.min_tests)
+        known = known_red(agg, old, inv.min_tests, KR.others(state, inv, e.node))
         if known is True:
             continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's
         out.append(f"inv:{inv.id} new debt" + (f": {known}" if known else " on the merge tree"))

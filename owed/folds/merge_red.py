@@ -7,7 +7,7 @@
   failure was measured against, with every merge failure name among its own (or neither naming any), marks
   `trunk_red[obligation]` = [merge seq, probe seq, trunk commit, candidate seq, sorted names]; any other
   probe removes the mark. A later merge attempt on the same trunk that reuses the probe keeps the mark.
-- `merge_waiting(state, node)` (pure): the current candidate's merge on the current trunk failed only
+- `waits_for_trunk(state, node)` (pure): the current candidate's merge on the current trunk failed only
   trunk-red checks: the driver waits (no halt) until trunk moves; status shows `waiting: trunk-red (…)`.
 - `merge_key_risk`: an owner waiver citing such a merge-tree failure (`owed waive <node> check:X
   --accept-risk <merge-tree obs seq>`) is recorded on that merge key and binds only it (trunk moving makes
@@ -61,7 +61,7 @@ def current_red(state: State, node: str) -> dict[str, list]:
             if r[2] == state.trunk_commit and r[3] == cand and not _waived(rec, o, r[5])}
 
 
-def merge_waiting(state: State, node: str) -> dict[str, list]:
+def waits_for_trunk(state: State, node: str) -> dict[str, list]:
     """Non-empty when every merge-tree failure of the current candidate on the current trunk (a waived merge
     key aside) is trunk-red."""
     red = current_red(state, node)

@@ -19,7 +19,8 @@ invariants that are red on the ledger trunk itself, or not measured there yet.
 
 from __future__ import annotations
 
-from owed.folds.merge_red import merge_waiting
+from owed import known_red as KR
+from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
 
 
@@ -58,8 +59,8 @@ def trunk_red(state, plan) -> list[dict]:
         if key is None or inv.id in stale:
             continue
         agg = state.agg("trunk", f"inv:{inv.id}", key)
-        if agg is None or agg.verdict not in ("fail", "conflict"):
-            continue
+        if agg is None or agg.verdict not in ("fail", "conflict") or KR.covers(agg, inv, state):
+            continue  # a failure of listed known_red names only is assigned debt (status Debt), not a notice
         names = _names(agg)
         since = since_label(state, state.trunk_since.get(inv.id))
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "") if names else "no test names"
@@ -93,7 +94,7 @@ def needs(state, plan) -> list[dict]:
 
 
 def waiting_phase(state, node_id: str) -> str | None:
-    red = merge_waiting(state, node_id)
+    red = waits_for_trunk(state, node_id)
     if not red:
         return None
     return "waiting: trunk-red (" + ", ".join(f"{o} on trunk {r[2][:12]}" for o, r in sorted(red.items())) + ")"
@@ -102,7 +103,7 @@ def waiting_phase(state, node_id: str) -> str | None:
 def check_red(state, plan) -> list[dict]:
     groups: dict[tuple, dict] = {}
     for n in plan.nodes:
-        for ob, r in sorted(merge_waiting(state, n.id).items()):
+        for ob, r in sorted(waits_for_trunk(state, n.id).items()):
             g = groups.setdefault((ob, r[2], tuple(r[4])), {"obligation": ob, "trunk": r[2], "names": r[4],
                                                             "nodes": [], "merge": {}, "probe": {}})
             g["nodes"].append(n.id)
@@ -142,11 +143,14 @@ def merge_checks(state, node_id: str) -> list[dict]:
 
 
 def decorate_why(state, plan, node_id: str, v: dict) -> None:
-    """`owed why <node>`'s additions: the trunk-red waiting phase and the Merge checks."""
+    """`owed why <node>`'s additions: the trunk-red waiting phase, the Merge checks, the known red it lifts."""
     v["phase"] = waiting_phase(state, node_id) or v["phase"]
     checks = merge_checks(state, node_id)
     if checks:
         v["mergeChecks"] = checks
+    lifted = KR.lifts(state, plan, node_id)
+    if lifted:
+        v["liftsKnownRed"] = lifted
 
 
 def merge_check_lines(v: dict) -> list[str]:
@@ -158,6 +162,9 @@ def merge_check_lines(v: dict) -> list[str]:
                    + (f" → {r['discharger']}" if r.get("discharger") else ""))
         if r.get("hint"):
             out.append(f"      {r['hint']}")
+    for k in v.get("liftsKnownRed") or []:
+        out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
+                   f"that list: they must pass on its merge tree)")
     return out
 
 
@@ -181,6 +188,9 @@ def why_trunk(state, plan, only: str | None = None) -> dict:
                "obs": agg.last.seq if agg and agg.last else None}
         if ob in red:
             row.update(text=red[ob]["text"], names=red[ob]["names"], options=red[ob]["options"])
+        elif agg is not None and KR.covers(agg, inv, state):
+            row.update(verdict="known-red", text=KR.text({"invariant": inv.id, "plan": state.plan.seq, "entries": [
+                {"test": t, "fix": f} for t, f in KR.active(state, inv).items()]}))
         elif ob in missing:
             row.update(text=missing[ob]["text"], verdict="none" if missing[ob]["key"] is None else row["verdict"])
         rows.append(row)
@@ -190,7 +200,7 @@ def why_trunk(state, plan, only: str | None = None) -> dict:
 
 
 def render_why(v: dict) -> str:
-    marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥"}
+    marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥", "known-red": "⚠"}
     out = [f"trunk {v['trunk']} {v['commit'][:12]} (ledger trunk since #{v['seq']})"]
     for r in v["invariants"]:
         line = f"  {marks.get(r['verdict'], '?')} {r['obligation']}: {r['verdict']}"
