@@ -56,12 +56,13 @@ class Driver:
         from driver.agents import Pool
 
         self.pool = Pool(self.ctx.ledger.root / "drive" / "runs")
+        from driver.notify import Notifier
+        from driver.refresh import TrunkRefresh
         from driver.sweeps import IdleSweeps
 
         self.sweeps = IdleSweeps(self)  # background sweeps when idle (stay mode)
-        from driver.notify import Notifier
-
         self.notifier = Notifier(self)  # drive.notify: its command once per wake fact
+        self.refresh = TrunkRefresh(self)  # the trunk refresh of a quiet pass (driver/refresh.py)
         self.seen = (None, None)  # the state and plan of the latest pass
         self.log = log
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
@@ -274,6 +275,8 @@ class Driver:
                         continue
                     busy = self.inflight or await anyio.to_thread.run_sync(self._busy_runs)
                     if not busy:
+                        if await self.refresh.quiet_pass(*self.seen):  # driver/refresh.py: attest --trunk
+                            continue
                         if not self.stay:
                             return Outcome(0, "idle")
                         await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps

@@ -79,8 +79,9 @@ class Notifier:
 
     def notice(self, act, state) -> None:
         """A notice of the pass: printed once per text (the driver's dedupe), remembered as a wake fact."""
-        self.drv.emit({"action": "notify", "node": act.node, "reason": act.reason, "command": act.command,
-                       "seq": state.seq},
+        from driver.refresh import notice_event  # an invariant red on trunk carries invariantRed {obligation, key}
+
+        self.drv.emit({**notice_event(act), "seq": state.seq},
                       f"notice: {act.node} — {act.reason} → {act.command}", dedupe=f"notify:{act.node}")
         self.notices = [n for n in self.notices if n["node"] != act.node]
         self.notices.append({"node": act.node, "reason": act.reason, "command": act.command, "seq": state.seq})

@@ -29,7 +29,8 @@ node gets at most one action per pass:
     accepted                                         → merge candidate (one merge slot; merge-queue order:
                                                        dependents, acceptedSince, id); conflict → rebase
 Then dispatch ready nodes (dependents first) while open attempts < drive.max, skipping write overlaps.
-Trunk moved outside owed is a notice (merges wait), never a halt.
+Trunk moved outside owed is a notice (merges wait), never a halt; so is an invariant red on the ledger trunk
+itself (one notice per invariant and key, carrying invariantRed {obligation, key}).
 """
 
 from __future__ import annotations
@@ -361,6 +362,10 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     """Accepted: merge, unless this driver saw the merge refused for this candidate (code conflict → rebase)."""
     if not accepted(n.state, n.plan, n.id):
         return None
+    from owed.folds.merge_red import waits_for_trunk
+
+    if waits_for_trunk(n.state, n.id):
+        return []  # only trunk-red checks failed on this trunk: wait (a notice, no halt) until trunk moves
     refused = n.facts.merge_refused.get(n.id)
     if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):
         if refused.code == Conflict.code:
@@ -378,6 +383,17 @@ def _next_merge(state, plan, merges: list[str]) -> Action:
     return Action("merge", first, state.nodes[first].slot.attempt)
 
 
+def trunk_red_notices(state, plan) -> list[Action]:
+    """One notice per invariant red on the ledger trunk itself (deduplicated by the loop per invariant and
+    text, so again when its key changes): the parent's to fix; no writer is halted or sent a repair for it."""
+    from owed.views.trunk_red import check_red, trunk_red
+
+    return ([Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
+             for r in trunk_red(state, plan)]
+            + [Action("notify", f"trunk-red:{g['obligation']}", reason=g["text"], command=" · ".join(g["options"]))
+               for g in check_red(state, plan)])
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -391,6 +407,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     open_nodes = [n for n in order if state.open_slot(n)]
     if facts.trunk_moved:
         out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
+    out += trunk_red_notices(state, plan)
     attests = facts.measuring
     from driver.overlap import cycle_halts
 

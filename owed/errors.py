@@ -79,6 +79,13 @@ class GuardFailed(Refused):
     code = "guard"
 
 
+class TrunkRed(GuardFailed):
+    """The merge guard refused only checks that fail on trunk without the node too: the driver waits for
+    trunk to move instead of halting."""
+
+    code = "trunk-red"
+
+
 class UnknownNode(Refused):
     """The plan names no such node."""
 

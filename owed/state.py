@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 13  # 13: Cand.model, ReviewRec.model
+STATE_VERSION = 14  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -239,6 +239,11 @@ class NodeRec(_S):
     epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
     accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
     accepted_cand: int | None = None  # the submit seq accepted_since belongs to
+    # Merge-tree failures of the node's candidates and their trunk-red classification (folds/merge_red.py):
+    # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
+    # seq, trunk commit, cand seq, sorted names, merge key].
+    merge_fails: dict[str, list] = {}
+    trunk_red: dict[str, list] = {}
 
 
 class State(msgspec.Struct, kw_only=True):

@@ -8,6 +8,9 @@ from __future__ import annotations
 from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
+from owed import known_red as KR
+from owed.known_red import complete
+from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
@@ -63,6 +66,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
         _record(state, e)
+        if e.merging is not None:
+            note_merge_obs(state, e)
         return
     rec = state.nodes.get(e.subject)
     if plan.node(e.subject) is None or rec is None:
@@ -71,6 +76,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         if e.merging is not None and e.merging != e.subject:
             raise refuse(e, "a merge-tree observation of a node check names that node")
         _record(state, e)
+        note_merge_obs(state, e)
         return
     if e.attribution:
         hits = [b for b in active_blocks(state, plan, e.subject)
@@ -202,6 +208,13 @@ def fold_waive(state: State, e: E.Waive, plan) -> None:
     slot = state.open_slot(e.node)
     if rec is None or slot is None or slot.cand is None:
         raise refuse(e, f"{e.node} has no open candidate")
+    risk = merge_key_risk(state, e.node, e.obligation, e.accept_risk)
+    if risk is not None:  # a trunk-red merge-tree failure: the waiver binds exactly that merge key
+        if e.key != risk[5]:
+            raise refuse(e, f"a waiver of merge-tree failure #{risk[0]} is on its merge key")
+        rec.waivers.append(WaiverRec(seq=e.seq, by=e.by, obligation=e.obligation, key=e.key, reason=e.reason,
+                                     accept_risk=list(e.accept_risk), channel=e.channel))
+        return
     active = {b.seq: b for b in active_blocks(state, plan, e.node)}
     if e.obligation not in slot.cand.keys:
         # A block left on an obligation the candidate no longer owes (the closure change was reverted, a
@@ -260,16 +273,7 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
             rec.slot.cand = None
 
 
-def _complete(o: ObsRec | None, min_tests: int | None) -> bool:
-    """A test-only failure whose failing tests are all named: a count of at least one test (and at least
-    min_tests), every failure named. Timeouts, errors, unknown or zero counts and min_tests failures prove
-    nothing about which tests fail."""
-    return (o is not None and o.verdict == "fail" and bool(o.failed) and o.failed_n is not None
-            and o.failed_n == len(o.failed) and o.failed_n > 0 and o.tests is not None
-            and o.tests >= max(min_tests or 1, 1))
-
-
-def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
+def known_red(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozenset[str] = frozenset()):
     """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
     otherwise a text naming the new failures, or None when names cannot prove anything."""
     # Only a plain trunk fail: a flaky trunk item (pass and fail on one key) proves nothing about which
@@ -277,11 +281,11 @@ def known_red(merge_agg, trunk_agg, min_tests: int | None = None):
     if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict != "fail":
         return None
     m, t = merge_agg.last_fail, trunk_agg.last_fail
-    if not (_complete(m, min_tests) and _complete(t, min_tests)):
+    if not (complete(m, min_tests) and complete(t, min_tests)):
         if m is not None and m.failed and len(m.failed) >= 50:
             return "failed names truncated; cannot prove the failure is old"
         return None
-    new = sorted(set(m.failed) - set(t.failed))
+    new = sorted(set(m.failed) - set(t.failed) - listed)  # listed: active known_red names another node fixes
     if not new:
         return True
     return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
@@ -303,8 +307,8 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         out.append(f"no merge-tree key for {', '.join(missing_checks)}")
     for obligation, key in e.checks.items():
         agg = state.agg(e.node, obligation, key)
-        if (agg is None or agg.verdict != "pass") and not (
-                key == slot.cand.keys.get(obligation) and waived_key(state, e.node, obligation, key)):
+        # A waiver on this exact key: the candidate's (an equal merge key) or a trunk-red merge key's.
+        if (agg is None or agg.verdict != "pass") and not waived_key(state, e.node, obligation, key):
             out.append(f"{obligation} does not pass on the merge tree")
     missing = state.genesis_missing()
     if missing:
@@ -322,8 +326,14 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
             continue
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
             continue
+        listed = KR.merge_verdict(agg, inv, state, e.node)  # plan known_red: W when only listed names fail
+        if listed is True:
+            continue
+        if isinstance(listed, str):
+            out.append(f"inv:{inv.id} {listed}")
+            continue
         old = state.agg("trunk", f"inv:{inv.id}", state.trunk_keys.get(inv.id, ""))
-        known = known_red(agg, old, inv.min_tests)
+        known = known_red(agg, old, inv.min_tests, KR.others(state, inv, e.node))
         if known is True:
             continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's
         out.append(f"inv:{inv.id} new debt" + (f": {known}" if known else " on the merge tree"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.globs import unguarded_globs
-from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, UnknownNode
+from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, TrunkRed, UnknownNode
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
@@ -106,13 +106,17 @@ def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> t
 
 
 def _guard_refusal(node_id: str, probs: list[str], written: list, probes: list) -> GuardFailed:
-    failing = [o for o in written if o.verdict != "pass"]
+    failing = [o for o in written if o.verdict != "pass" and o.probe is None]
     detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
                        + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
-    red = [why for _, why in probes if why]
+    red = [why for _, why, _ in probes if why]
     head = "; ".join(red) + "; " if red else ""
-    return GuardFailed(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
-                       + "; trunk unchanged")
+    # Only checks that fail on trunk without the node too: TrunkRed (the driver waits for trunk to move).
+    red_checks = {ob for _, why, ob in probes if why}
+    cls = TrunkRed if red_checks and all(p.split(" ", 1)[0] in red_checks and p.endswith("does not pass on the merge tree")
+                                         for p in probs) else GuardFailed
+    return cls(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
+               + "; trunk unchanged")
 
 
 def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Merge):
@@ -172,7 +176,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
-        written = record_all(ctx, measured + [p for p, _ in probes if p is not None]) if measured else []
+        written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
         if writes.verdict != "pass":
             raise GuardFailed(f"writes fails on the merge tree: {writes.note}")
         ctx.reload()
@@ -222,7 +226,7 @@ def _probes(ctx: Context, node, pre: str, measured) -> list:
             shown = ", ".join(sorted(mine)[:3]) or "no names"
             why = (f"trunk-red: {x.job.obligation} fails on trunk {pre[:12]} without {node.id} ({shown}); "
                    f"the candidate is not shown to be the cause")
-        out.append((probe, why))
+        out.append((probe, why, x.job.obligation))
     return out
 
 

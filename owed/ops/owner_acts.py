@@ -36,6 +36,47 @@ def parse_seqs(text: str | None) -> tuple[int, ...]:
     return tuple(dict.fromkeys(int(p) for p in parts))
 
 
+def _merge_key(state, node_id: str, obligation: str, accept_risk: tuple[int, ...]) -> str | None:
+    """The merge key of the trunk-red merge-tree failure `--accept-risk` cites (folds/merge_red.py), if it does."""
+    from owed.folds.merge_red import merge_key_risk
+
+    risk = merge_key_risk(state, node_id, obligation, accept_risk)
+    return risk[5] if risk is not None else None
+
+
+def _merge_key_note(state, e) -> str:
+    return (f"It binds only the merge key {e.key[:12]} of merge-tree failure #{e.accept_risk[0]} (this trunk "
+            f"{state.trunk_commit[:12]}); next: owed merge {e.node}")
+
+
+def _waiver_key(state, plan, node_id: str, obligation: str, accept_risk: tuple[int, ...], cand) -> str:
+    """The key a waiver is recorded on, or the refusal: a trunk-red merge-tree failure's merge key, the
+    candidate's key, or (an obligation no longer owed) the key of the blocks it accepts."""
+    key = _merge_key(state, node_id, obligation, accept_risk)
+    if key is not None:  # the owner accepts a trunk-red merge-tree failure: that merge key only
+        return key
+    key = cand.keys.get(obligation)
+    if key is None:
+        stale = {b.seq: b.key for b in active_blocks(state, plan, node_id) if b.obligation == obligation}
+        keys = {stale.get(s) for s in accept_risk}
+        if not accept_risk or None in keys or len(keys) != 1:
+            raise Refused(f"{obligation} is not an obligation of {node_id}'s candidate #{cand.seq} "
+                          f"(its obligations: {', '.join(cand.keys)}); to accept the risk of a block left "
+                          f"on it, name the block: --accept-risk "
+                          f"{','.join(map(str, stale)) or '<seq>'}")
+        key = keys.pop()
+    binding = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
+    if binding and not accept_risk:  # such a waiver would be recorded and change nothing
+        listed = ",".join(map(str, binding))
+        raise Refused(f"{node_id} {obligation} is blocked by {', '.join(f'#{s}' for s in binding)}: a waiver "
+                      f"counts only if it accepts the risk of those blocks: --accept-risk {listed}")
+    for s in accept_risk:
+        if s not in binding:
+            listed = ", ".join(f"#{b}" for b in binding) or "none"
+            raise Refused(f"--accept-risk #{s} is not an active block on {node_id} {obligation} (active: {listed})")
+    return key
+
+
 def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: tuple[int, ...] = (),
           candidate: str | None = None, as_: str | None = None, i_am_owner: bool = False) -> Done:
     given = candidate_arg(candidate)
@@ -56,26 +97,7 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
         check_shown(state, node_id, shown)
         _, cand = open_candidate(state, node_id)
         check_read(state, node_id, read)
-        plan = ctx.ledger.plan(state.plan.sha)
-        key = cand.keys.get(obligation)
-        if key is None:
-            stale = {b.seq: b.key for b in active_blocks(state, plan, node_id) if b.obligation == obligation}
-            keys = {stale.get(s) for s in accept_risk}
-            if not accept_risk or None in keys or len(keys) != 1:
-                raise Refused(f"{obligation} is not an obligation of {node_id}'s candidate #{cand.seq} "
-                              f"(its obligations: {', '.join(cand.keys)}); to accept the risk of a block left "
-                              f"on it, name the block: --accept-risk "
-                              f"{','.join(map(str, stale)) or '<seq>'}")
-            key = keys.pop()
-        binding = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
-        if binding and not accept_risk:  # such a waiver would be recorded and change nothing
-            listed = ",".join(map(str, binding))
-            raise Refused(f"{node_id} {obligation} is blocked by {', '.join(f'#{s}' for s in binding)}: a waiver "
-                          f"counts only if it accepts the risk of those blocks: --accept-risk {listed}")
-        for s in accept_risk:
-            if s not in binding:
-                listed = ", ".join(f"#{b}" for b in binding) or "none"
-                raise Refused(f"--accept-risk #{s} is not an active block on {node_id} {obligation} (active: {listed})")
+        key = _waiver_key(state, ctx.ledger.plan(state.plan.sha), node_id, obligation, accept_risk, cand)
         return [E.Waive(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, obligation=obligation, key=key,
                         reason=reason, accept_risk=accept_risk)]
 
@@ -87,7 +109,9 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
     risk = f"; accepts the risk of {', '.join(f'#{s}' for s in accept_risk)}" if accept_risk else ""
     lines = [f"Recorded waiver #{e.seq} of {node_id} {obligation} by {who(by, channel)} on candidate #{cand.seq} "
              f"{short(cand.commit)}{risk}; reason: {reason}"]
-    if item is not None:
+    if e.key != cand.keys.get(obligation):
+        lines.append(_merge_key_note(state, e))
+    elif item is not None:
         lines.append(f"{node_id} {obligation} is now {item.mark} ({item.status})")
     still = [b.seq for b in active_blocks(state, plan, node_id) if b.obligation == obligation]
     if still:

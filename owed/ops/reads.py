@@ -74,6 +74,9 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         from owed.views import models
 
         view["models"] = models.view(ctx.state, ctx.plan, node, full=full)
+        from owed.views.trunk_red import decorate_why
+
+        decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks
     return Result(view, lambda: render(view))
 
 

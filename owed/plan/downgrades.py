@@ -13,7 +13,8 @@ min_kill lowered · check/invariant definition
 changed (run, timeout_s, reads, repeat, template, report, fields; tests and red_expect while red stays on) · review count or min_rank lowered ·
 writes widened (each new pattern not provably inside the old scope) · dependency removed ·
 approve removed · evidence removed, or its `by` changed to a role other than owner · invariant
-removed · setup, closure or exec (env/wrap) changed · allow changed other than deleting whole rules.
+removed · invariant known_red entry added or reassigned to another fix node (also on a new invariant) ·
+setup, closure or exec (env/wrap) changed · allow changed other than deleting whole rules.
 Not downgrades: adding or tightening anything, title/brief/type/later/drive/worktrees/limits/
 slot_setup/sweep changes, `on_timeout` (diagnostics only), deleting allow rules.
 
@@ -162,6 +163,16 @@ def allow_changed(old: Plan, new: Plan) -> bool:
     return any(rule not in old.allow for rule in new.allow)
 
 
+def known_red_downgrades(old, new) -> list[Downgrade]:
+    """Each known_red entry added, or reassigned to another fix node, is a downgrade only the owner makes
+    (no allow rule covers trunk downgrades); removing entries is free."""
+    had = {k.test: k.fix for k in (old.known_red if old is not None else ())}
+    return [Downgrade(node=TRUNK, what=f"invariant {new.id} known_red {k.test!r} "
+                                       + (f"reassigned to fix {k.fix} (was {had[k.test]})" if k.test in had
+                                          else f"added (fix {k.fix})"), kind="known-red", ref=new.id)
+            for k in new.known_red if had.get(k.test) != k.fix]
+
+
 def downgrades(old: Plan, new: Plan) -> list[Downgrade]:
     """Every weakening of `new` relative to `old`: plan-wide, trunk, then per node in `old`'s order."""
     out = plan_wide(old, new)
@@ -172,6 +183,9 @@ def downgrades(old: Plan, new: Plan) -> list[Downgrade]:
             out.append(Downgrade(node=TRUNK, what=f"invariant {inv.id} removed", kind="invariant-removed", ref=inv.id))
         else:
             out += _measured(TRUNK, "invariant", inv, m)
+    before = {i.id: i for i in old.invariants}
+    for inv in new.invariants:
+        out += known_red_downgrades(before.get(inv.id), inv)
     for n in old.nodes:
         nm = new.node(n.id)
         if nm is None:

@@ -100,8 +100,15 @@ class Measured(Spec, kw_only=True):
     repeat: Repeat | None = None
 
 
+class KnownRed(Spec, kw_only=True):
+    """A test already failing on trunk, owned by the node that repairs it (0.15 known_red)."""
+
+    test: Text  # an exact failed-test name (case-sensitive, not a pattern)
+    fix: NodeId  # a node of the same plan; the entry lapses when it merges
+
+
 class Invariant(Measured, kw_only=True):
-    pass
+    known_red: Annotated[tuple[KnownRed, ...], Meta(max_length=20)] = ()  # enters no key
 
 
 Fraction = Annotated[str, _meta("a fraction in (0, 1]", pattern=names.DECIMAL, rule="fraction")]

@@ -233,6 +233,26 @@ def _plan_invariant_ids(p: Plan, w: Walker) -> Problems:
     yield from _unique(p.invariants, "id", w, ".invariants", "invariant id")
 
 
+def _known_red(inv: Invariant, w: Walker) -> Problems:
+    if len(inv.known_red) > 20:
+        yield ".known_red", f"at most 20 names ({len(inv.known_red)} given): known_red lists exact debt, not a suite"
+    seen: set[str] = set()
+    for i, k in enumerate(inv.known_red):
+        if k.test in seen:
+            yield f".known_red[{i}].test", f"{got(k.test)} is listed twice (names are unique)"
+        seen.add(k.test)
+
+
+def _plan_known_red_fix(p: Plan, w: Walker) -> Problems:
+    known = {n.id for n in p.nodes if w.ok(n, "id")}
+    for i, inv in enumerate(p.invariants):
+        if not w.ok(inv, "known_red"):
+            continue
+        for j, k in enumerate(inv.known_red):
+            if k.fix not in known:
+                yield f".invariants[{i}].known_red[{j}].fix", f"unknown node {got(k.fix)} (a fix node of this plan)"
+
+
 def _plan_node_agents(p: Plan, w: Walker) -> Problems:
     if p.drive is not None and not w.ok(p.drive, "agents"):
         return
@@ -250,7 +270,7 @@ RULES: dict[type, list[Rule]] = {
     Repeat: [(("runs", "need"), _repeat)],
     Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat), (_TEMPLATE_FIELDS, _template),
             (("mutants", "min_kill", "repeat"), _mutants)],
-    Invariant: [(_TEMPLATE_FIELDS, _template)],
+    Invariant: [(_TEMPLATE_FIELDS, _template), (("known_red",), _known_red)],
     Node: [
         (("checks", "writes"), _node_writes),
         (("checks",), _node_ids),
@@ -263,6 +283,7 @@ RULES: dict[type, list[Rule]] = {
         (("nodes",), _plan_ids),
         (("nodes",), _plan_deps),
         (("invariants",), _plan_invariant_ids),
+        (("invariants", "nodes"), _plan_known_red_fix),
         (("nodes", "drive"), _plan_node_agents),
         (("nodes", "closure"), _mutants_in_closure),
     ],

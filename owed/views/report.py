@@ -226,7 +226,8 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed, 
               "waiting": len(status["waiting"])}
     unguarded = unguarded_merges(state, entries, changed, plans) if plans is not None else []
     return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
-            "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded}
+            "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded,
+            **({"knownRed": status["knownRed"]} if status.get("knownRed") else {})}
 
 
 def render_brief(b: dict) -> str:
@@ -259,6 +260,11 @@ def render_brief(b: dict) -> str:
     if b["blocked"]:
         out.append("Rejected or blocked:")
         out += [f"  {x['node']} {x['obligation']} (#{x['seq']}): {x['clear']}" for x in b["blocked"]]
+    if b.get("knownRed"):
+        from owed.known_red import text
+
+        out.append("Known red (assigned trunk debt):")
+        out += [f"  {text(k)}" for k in b["knownRed"]]
     if b["inProgress"]:
         out.append("In progress:")
         out += [f"  {p['node']}: {p['phase']}" + (f" · {p['age']}" if p.get("age") else "") for p in b["inProgress"]]

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from owed import known_red as KR
 from owed.acceptance import accepted, active_blocks, items
+from owed.views import trunk_red as TR
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
@@ -63,7 +65,9 @@ def _phase(state, plan, node_id: str) -> tuple[str, list]:
     if slot.cand is None:
         return "writing", its
     if accepted(state, plan, node_id):
-        return "accepted (merge pending)", its
+        from owed.views.trunk_red import waiting_phase
+
+        return waiting_phase(state, node_id) or "accepted (merge pending)", its
     debts = [i for i in its if i.mark == "D"]
     if any(i.discharger == "writer" for i in debts):
         return "blocked (repair)", its
@@ -85,6 +89,8 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
     if phase.startswith("accepted"):
         out.append({"node": node_id, "reason": "accepted", "command": f"owed merge {node_id}"})
         return out
+    if phase.startswith("waiting: trunk-red"):
+        return out  # one repository line (views/trunk_red.py check_red) names the waiting nodes
     if phase == "measuring":
         out.append({"node": node_id, "reason": "candidate not measured yet", "command": f"owed attest {node_id}"})
     for b in active_blocks(state, plan, node_id):
@@ -181,13 +187,13 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
     progress, debt = [], []
-    from owed.views import trunk_red as TR
-
     red = TR.trunk_red(state, plan)
     needs = trunk_needs(state, facts) + TR.needs(state, plan) + orphan_needs(state, plan)
     for r in invs:
         if r["verdict"] in ("fail", "conflict"):
             debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
+    known, lapsed = KR.view(state, plan)
+    debt += [KR.text(k) for k in known]
     queue = merge_queue(state, plan)
     merge_wait = merge_waiting(queue, facts.get("merging"))
     for node in plan.nodes:
@@ -233,6 +239,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         "trunkWorktree": facts.get("trunk_worktree"),
         "mergeQueue": queue, "mergeWaiting": merge_wait, "next": next_items(needs, queue),
         **({"trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red]} if red else {}),
+        **({"knownRed": known} if known else {}), **({"lapsedKnownRed": lapsed} if lapsed else {}),
         **({"receipts": receipts(state, plan)} if full else {}),
     }
 
@@ -261,6 +268,7 @@ def render_status(v: dict) -> str:
     if v["later"]:
         lines.append(f"Backlog (later) ({len(v['later'])}): {', '.join(v['later'])}")
     if "receipts" in v:
+        lines += [f"Lapsed known red (removable): {KR.text(k)}" for k in v.get("lapsedKnownRed", ())]
         lines.append(f"Merge queue: {', '.join(v['mergeQueue']) or 'none'}")
         for r in v["receipts"]:
             lines.append(f"  {r['node']}: " + ", ".join(

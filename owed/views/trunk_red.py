@@ -9,11 +9,18 @@ invariants that are red on the ledger trunk itself, or not measured there yet.
 - `unmeasured(state, plan)`: invariants of the current plan whose trunk key is missing, stale (keyed under
   another definition) or without a verdict: `inv:<id> not measured on trunk yet — owed attest --trunk`.
 - `needs(state, plan)`: the `trunk:` Needs-you lines of both (status and why share them).
+- `check_red(state, plan)`: node checks failing on the merge tree and on trunk without the node
+  (folds/merge_red.py), one record per trunk/check/sorted-names state listing the waiting nodes:
+  `check:X fails on trunk <trunk12> without a, b (<names>)` with its options (fix trunk, sweep, or the
+  owner accepts the merge observation: owed waive <node> check:X --accept-risk <merge-tree obs seq>).
+  `waiting_phase(state, node)`: `waiting: trunk-red (check:X on trunk <trunk12>)` for such a node.
 - `why_trunk(state, plan, only)` / `render_why`: `owed why trunk` and `owed why inv:<id>`.
 """
 
 from __future__ import annotations
 
+from owed import known_red as KR
+from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
 
 
@@ -52,8 +59,8 @@ def trunk_red(state, plan) -> list[dict]:
         if key is None or inv.id in stale:
             continue
         agg = state.agg("trunk", f"inv:{inv.id}", key)
-        if agg is None or agg.verdict not in ("fail", "conflict"):
-            continue
+        if agg is None or agg.verdict not in ("fail", "conflict") or KR.covers(agg, inv, state):
+            continue  # a failure of listed known_red names only is assigned debt (status Debt), not a notice
         names = _names(agg)
         since = since_label(state, state.trunk_since.get(inv.id))
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "") if names else "no test names"
@@ -79,9 +86,85 @@ def unmeasured(state, plan) -> list[dict]:
 
 def needs(state, plan) -> list[dict]:
     out = [{"node": "trunk", "reason": r["text"], "command": " · ".join(r["options"])} for r in trunk_red(state, plan)]
+    out += [{"node": "trunk", "reason": g["text"], "command": " · ".join(g["options"])} for g in check_red(state, plan)]
     genesis = set(state.genesis_missing())  # `owed attest --genesis` already says so
     out += [{"node": "trunk", "reason": u["text"].split(" — ")[0], "command": "owed attest --trunk"}
             for u in unmeasured(state, plan) if u["obligation"][4:] not in genesis]
+    return out
+
+
+def waiting_phase(state, node_id: str) -> str | None:
+    red = waits_for_trunk(state, node_id)
+    if not red:
+        return None
+    return "waiting: trunk-red (" + ", ".join(f"{o} on trunk {r[2][:12]}" for o, r in sorted(red.items())) + ")"
+
+
+def check_red(state, plan) -> list[dict]:
+    groups: dict[tuple, dict] = {}
+    for n in plan.nodes:
+        for ob, r in sorted(waits_for_trunk(state, n.id).items()):
+            g = groups.setdefault((ob, r[2], tuple(r[4])), {"obligation": ob, "trunk": r[2], "names": r[4],
+                                                            "nodes": [], "merge": {}, "probe": {}})
+            g["nodes"].append(n.id)
+            g["merge"][n.id], g["probe"][n.id] = r[0], r[1]
+    out = []
+    for g in groups.values():
+        t12, shown = g["trunk"][:12], ", ".join(g["names"][:3]) or "no names"
+        g["text"] = f"{g['obligation']} fails on trunk {t12} without {', '.join(g['nodes'])} ({shown})"
+        first = g["nodes"][0]
+        g["options"] = (["fix trunk with a fixing node (the waiting merges resume when trunk moves)"]
+                        + ([f"find the culprit: owed sweep --commit {t12}"] if plan.sweep is not None else [])
+                        + [f"or the owner accepts the merge observation: owed waive {first} {g['obligation']} "
+                           f"--accept-risk {g['merge'][first]} --reason \"<why>\""])
+        out.append(g)
+    return out
+
+
+def merge_checks(state, node_id: str) -> list[dict]:
+    """`owed why <node>`'s Merge checks: the current candidate's merge-tree failures on the current trunk, a
+    trunk-red one with both observation seqs and the parent as discharger."""
+    from owed.folds.merge_red import current_red
+
+    rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
+    if rec is None or slot is None or slot.cand is None:
+        return []
+    red, out = current_red(state, node_id), []
+    for ob, f in sorted(rec.merge_fails.items()):
+        if f[1] != state.trunk_commit or f[2] != slot.cand.seq:
+            continue
+        row = {"obligation": ob, "obs": f[0], "trunk": f[1], "failed": f[3]}
+        if ob in red:
+            row.update(trunkRed=True, probe=red[ob][1], discharger="parent",
+                       hint=f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "
+                            f"or the owner accepts it: owed waive {node_id} {ob} --accept-risk {f[0]} --reason \"<why>\"")
+        out.append(row)
+    return out
+
+
+def decorate_why(state, plan, node_id: str, v: dict) -> None:
+    """`owed why <node>`'s additions: the trunk-red waiting phase, the Merge checks, the known red it lifts."""
+    v["phase"] = waiting_phase(state, node_id) or v["phase"]
+    checks = merge_checks(state, node_id)
+    if checks:
+        v["mergeChecks"] = checks
+    lifted = KR.lifts(state, plan, node_id)
+    if lifted:
+        v["liftsKnownRed"] = lifted
+
+
+def merge_check_lines(v: dict) -> list[str]:
+    rows = v.get("mergeChecks") or []
+    out = ["Merge checks:"] if rows else []
+    for r in rows:
+        names = f" ({', '.join(r['failed'][:3])})" if r["failed"] else ""
+        out.append(f"  ✘ {r['obligation']} fails on the merge tree (obs #{r['obs']}){names}"
+                   + (f" → {r['discharger']}" if r.get("discharger") else ""))
+        if r.get("hint"):
+            out.append(f"      {r['hint']}")
+    for k in v.get("liftsKnownRed") or []:
+        out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
+                   f"that list: they must pass on its merge tree)")
     return out
 
 
@@ -105,6 +188,9 @@ def why_trunk(state, plan, only: str | None = None) -> dict:
                "obs": agg.last.seq if agg and agg.last else None}
         if ob in red:
             row.update(text=red[ob]["text"], names=red[ob]["names"], options=red[ob]["options"])
+        elif agg is not None and KR.covers(agg, inv, state):
+            row.update(verdict="known-red", text=KR.text({"invariant": inv.id, "plan": state.plan.seq, "entries": [
+                {"test": t, "fix": f} for t, f in KR.active(state, inv).items()]}))
         elif ob in missing:
             row.update(text=missing[ob]["text"], verdict="none" if missing[ob]["key"] is None else row["verdict"])
         rows.append(row)
@@ -114,7 +200,7 @@ def why_trunk(state, plan, only: str | None = None) -> dict:
 
 
 def render_why(v: dict) -> str:
-    marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥"}
+    marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥", "known-red": "⚠"}
     out = [f"trunk {v['trunk']} {v['commit'][:12]} (ledger trunk since #{v['seq']})"]
     for r in v["invariants"]:
         line = f"  {marks.get(r['verdict'], '?')} {r['obligation']}: {r['verdict']}"

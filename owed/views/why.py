@@ -254,6 +254,9 @@ def render(v: dict) -> str:
         from owed.views.models import lines
 
         out += lines(v["models"])
+    from owed.views.trunk_red import merge_check_lines
+
+    out += merge_check_lines(v)
     if v["accepted"]:
         out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
     return "\n".join(out)
