@@ -3,17 +3,15 @@
 Map:
 - `main(cwd, once, json, stay, max_open) -> int`: the entry the CLI calls (runs trio through anyio).
 - `Driver.run()`: the loop. Each pass loads the replayed state (incremental), reads the agent runs, asks
-  `driver.policy.decide` for actions and performs them in order. Intents (dispatch, launch, send, halt,
-  rebase) are recorded in the ledger by parent:drive BEFORE the act, so a driver killed at any instant
-  and restarted repeats nothing: a recorded launch whose process is missing is started with the same run
-  id and generation. Attests run in the background (at most `drive.measure`), merges in one merge slot,
-  both as `owed attest` / `owed merge` child processes through runner/ (own process group, killed as a
-  group on a hard stop). Blocking work (ledger, git, files) runs in worker threads.
-- Waking: after acting, when a background job ends, when the ledger grows, when a run changes, or every
-  few seconds. Idle (nothing to do, nothing in flight, no agent running) ends the loop, unless --stay:
-  then it waits for the ledger to change (or `drive.idle_rewake_min`).
-- Signals: the first SIGINT/SIGTERM finishes the current action and the measurements in flight, then
-  exits (reason `stopped`); a second one cancels everything (child groups killed) and exits 130.
+  `driver.policy.decide` for actions and performs them in order. Intents (dispatch, launch, send, halt, rebase)
+  are recorded by parent:drive BEFORE the act, so a driver killed at any instant and restarted repeats nothing
+  (a recorded launch whose process is missing is started with the same run id and generation). Attests (at most
+  `drive.measure`) and the one merge slot run as `owed attest` / `owed merge` child processes through runner/
+  (own process group, killed as a group on a hard stop); blocking work (ledger, git, files) in worker threads.
+- Waking: after acting, when a job ends, the ledger grows or a run changes, or every few seconds. Idle (nothing
+  to do, in flight or running) ends the loop, unless --stay: then it waits for the ledger to change (or
+  `drive.idle_rewake_min`). Signals: the first SIGINT/SIGTERM finishes the current action and the measurements
+  in flight, then exits (`stopped`); a second one cancels everything (child groups killed) and exits 130.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from tests.conftest import git
 from tests.e2e.conftest import Flow, plan_text
 
 
-def _plan(n: int, counter, bad: int | None, flaky=None) -> str:
+def _plan(n: int, counter, bad: int | None, flaky=None, test: str | None = None) -> str:
     nodes = "".join(f"  - id: n{i:02d}\n    writes: [f/n{i:02d}.txt]\n" for i in range(1, n + 1))
-    test = f"test ! -e f/n{bad:02d}.txt" if bad else "true"
+    test = test or (f"test ! -e f/n{bad:02d}.txt" if bad else "true")
     if flaky:  # fails on the first run only (a counter outside the repository)
         test = f"c=$(wc -l < {flaky}); echo x >> {flaky}; test $c -ge 1"
     return plan_text(
@@ -128,6 +128,54 @@ def test_a_flaky_head_is_reported_without_a_search(tmp_path):
     flaky.write_text("")
     assert "Flaky at head: flaky at head: failed, then passed on the rerun" in f.run("sweep", expect=1).stdout
     assert f.run("sweep", expect=0).stdout.startswith("Sweep ")
+
+
+def test_a_failing_adopted_tip_blames_no_owed_merge(tmp_path):
+    f = _history(tmp_path, 3, bad=9)  # the suite fails once f/n09.txt exists: no node writes it
+    (f.repo / "f" / "n09.txt").write_text("adopted\n")
+    git(f.repo, "add", "-A")
+    git(f.repo, "commit", "-qm", "a commit made outside owed")
+    f.run("adopt", "--note", "hotfix outside owed", expect=0)
+    r = f.run("sweep", "--json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["outcome"] == "adopted" and doc["culprit"] is None and doc["proposal"] == [], doc
+    last = next(e["commit"] for e in reversed(f.ledger()) if e["kind"] == "merge")
+    assert [x["verdict"] for x in doc["runs"]] == ["fail", "fail", "pass"] and doc["runs"][2]["commit"] == last
+    assert [e["kind"] for e in f.ledger()].count("escape") == 0  # records no escape
+    assert "No owed merge blamed: " in f.run("sweep", expect=1).stdout
+
+
+def test_without_a_green_boundary_the_failure_is_reported_alone(tmp_path):
+    f = _history(tmp_path, 3, bad=1)  # broken since the first merge, and no green sweep recorded
+    # The trunk before the first merge is rechecked (nothing recorded there): it passes, so the search runs.
+    doc = json.loads(f.run("sweep", "--json", expect=1).stdout)
+    assert doc["outcome"] == "culprit" and doc["culprit"]["node"] == "n01", doc
+    # Break the trunk before any merge too (a sweep that can never pass): no green boundary, no culprit.
+    text = (f.repo / "plan.yaml").read_text().replace("test ! -e f/n01.txt", "false")
+    (f.repo / "plan.yaml").write_text(text)
+    git(f.repo, "commit", "-qam", "plan: a sweep that always fails")
+    f.run("adopt", "--note", "plan edit", expect=0)
+    f.run("plan", "plan.yaml", "--note", "the sweep always fails now", expect=0)
+    doc = json.loads(f.run("sweep", "--commit", next(e["commit"] for e in reversed(f.ledger()) if e["kind"] == "merge"),
+                           "--json", expect=1).stdout)
+    assert doc["outcome"] == "no-green" and doc["culprit"] is None and doc["proposal"] == [], doc
+    assert "no green boundary under the current sweep definition" in doc["reason"]
+
+
+def test_a_commit_whose_runs_disagree_is_inconsistent_and_blames_nobody(tmp_path):
+    """n02 breaks the suite; the tree of n01 passes its first run and fails its second (a flaky suite there):
+    the confirmation disagrees with the search, so no merge is named."""
+    seen = tmp_path / "n01-runs.txt"
+    seen.write_text("")
+    test = (f"if [ -e f/n02.txt ]; then false; elif [ -e f/n01.txt ]; then c=$(wc -l < {seen}); "
+            f"echo x >> {seen}; test $c -lt 1; fi")
+    f = _history(tmp_path, 4, bad=None, test=test)
+    genesis = next(e["commit"] for e in f.ledger() if e["kind"] == "genesis")
+    f.run("sweep", "--commit", genesis, expect=0)  # the green boundary, under the same definition key
+    doc = json.loads(f.run("sweep", "--json", expect=1).stdout)
+    assert doc["outcome"] == "inconsistent" and doc["culprit"] is None and doc["proposal"] == [], doc
+    assert "inconsistent (flaky)" in doc["reason"]
+    assert [e["kind"] for e in f.ledger()].count("escape") == 0
 
 
 def test_sweep_refusals_and_busy_lease(tmp_path):
