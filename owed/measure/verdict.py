@@ -215,6 +215,11 @@ def judge(
     counts, protocol_notes = read_counts(output)
     if reads_report:
         counts = report
+    elif template and template.split("@", 1)[0] == "node-tap":
+        from owed.measure.nodetap import without_wrappers
+
+        counts, wrappers = without_wrappers(counts, output)
+        protocol_notes = (*protocol_notes, wrappers) if wrappers else protocol_notes
     failed = counts.failed_names if counts else tuple(failed_names(output)[:MAX_NAMES])
     verdict: Verdict
     if timed_out:

@@ -213,3 +213,37 @@ def test_template_plan_errors_are_usage_errors(flow):
     assert "nodes[0].checks[2].min_ok: only allowed with a template" in r.stderr
     assert "Traceback" not in r.stderr
     assert [e["kind"] for e in f.ledger()] == ["genesis"]
+
+
+def test_node_tap_does_not_count_empty_test_file_wrappers(flow, tmp_path):
+    """node reports a test file that declares no test as one passing point named by its path: the node-tap
+    template does not count it, so a suite of empty files is a zero-test run (the 0.20 rule)."""
+    bin_ = tmp_path / "nodebin"
+    bin_.mkdir()
+    # What node 20 prints for `node --test --test-reporter=tap` over one file that declares no test.
+    (bin_ / "node").write_text(
+        '#!/bin/sh\ntest "$1 $2" = "--test --test-reporter=tap" || exit 9\n'
+        "printf 'TAP version 13\\n# Subtest: /w/test/empty.test.js\\nok 1 - /w/test/empty.test.js\\n"
+        "  ---\\n  duration_ms: 3.5\\n  ...\\n1..1\\n# tests 1\\n# suites 0\\n# pass 1\\n# fail 0\\n"
+        "# cancelled 0\\n# skipped 0\\n# todo 0\\n# duration_ms 4.1\\n'\n")
+    (bin_ / "node").chmod(0o755)
+    f = flow(plan_text(
+        f"""\
+        closure: [plan.yaml]
+        nodes:
+          - id: tap
+            writes: [t.txt]
+            checks:
+              - id: node
+                template: node-tap
+                timeout_s: 10
+        exec:
+          wrap: "env PATH={bin_}:/usr/bin:/bin bash -c {{cmd}}"
+        """))
+    f.dispatch("tap")
+    f.deliver("tap", {"t.txt": "t\n"})
+    f.attest("tap", expect=1)
+    [o] = f.obs("check:node")
+    assert o["verdict"] == "fail" and o["counts"]["tests"] == 0, o
+    assert o["note"].startswith("zero tests; exit 0")
+    assert "1 test file(s) declare no test and are not counted: /w/test/empty.test.js" in o["note"]

@@ -19,7 +19,7 @@ PURE = [
     "owed/reducer.py", "owed/acceptance.py", "owed/keys.py", "owed/globs.py", "owed/readiness.py", "owed/folds/*.py",
     "owed/waits.py",
     "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
-    "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py",
+    "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py", "owed/measure/nodetap.py",
     "owed/views/*.py", "owed/result.py", "owed/rails.py",
 ]
 # Edges inside the pure packages (they are named here, not hidden): the plan's shell lint runs `sh -n`.
