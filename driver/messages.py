@@ -22,9 +22,12 @@ def _task(state, plan, node_id: str) -> list[str]:
     if node.brief:
         lines.append(f"Brief: {node.brief}")
     lines.append(f"You may change only: {', '.join(node.writes) or '(nothing)'}")
+    from owed.views.packets import check_lines, grant_lines
+
+    lines += grant_lines(state, plan, node_id)
     if node.checks:
         lines.append("owed will measure these checks itself, in a clean tree:")
-        lines += [f"  {c.id}{' (red: must fail on the base with your tests)' if c.red else ''}: {c.run}" for c in node.checks]
+        lines += check_lines(node)
     if node.review.count:
         lines.append(f"{node.review.count} independent review(s) at rank >= {node.review.min_rank} will follow.")
     rulings = _rulings(state, node_id)
@@ -119,6 +122,9 @@ def reviewer_task(state, plan, node_id: str, k: int) -> tuple[str, dict]:
     if node.brief:
         lines.append(f"Brief: {node.brief}")
     lines.append(f"Writes allowed: {', '.join(node.writes)}")
+    from owed.views.packets import granted_lines
+
+    lines += granted_lines(state, node_id)
     rulings = _rulings(state, node_id)
     if rulings:
         lines.append("Rulings that apply:")

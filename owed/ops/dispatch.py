@@ -202,6 +202,10 @@ def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, dict]
             setup_note = _setup(ctx, wt, undo)
         rulings = _rulings(ctx, node_id)
         packet = _packet(node, attempt, wt, branch, base, rulings, setup_note, overlaps)
+        from owed.views.packets import preauthorized
+
+        if scopes := preauthorized(ctx.state, plan, node_id):  # owner pre-authorization: owed grants these
+            packet["preauthorized"] = {"writes": scopes, "allowance": ctx.state.allow_seq}
         sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
         seen = max((r["seq"] for r in rulings), default=0)
 
@@ -262,11 +266,33 @@ def _packet(node, attempt: int, wt: Path, branch: str, base: str, rulings: list,
     return {
         "node": node.id, "attempt": attempt, "worktree": str(wt), "branch": branch, "base": base,
         "title": node.title, "brief": node.brief, "writes": list(node.writes),
-        "checks": [{"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red} for c in node.checks],
+        "checks": [_check_entry(c) for c in node.checks],
         "review": {"count": node.review.count, "min_rank": node.review.min_rank},
         "rulings": rulings, "setup": setup_note, "overlaps": overlaps,
         "submit": f"owed submit {node.id}",
     }
+
+
+def _check_entry(c) -> dict:
+    out = {"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red}
+    if c.template:  # the versioned expansion the keys are computed from
+        out["template"] = c.template
+        if c.min_ok is not None:
+            out["min_ok"] = c.min_ok
+    if c.mutants:  # the check also owes strength:<id>
+        out["mutants"] = list(c.mutants)
+        out["min_kill"] = str(c.kill_fraction)
+    return out
+
+
+def _check_line(c: dict) -> list[str]:
+    how = f"template {c['template']}: {c['run']}" if c.get("template") else c["run"]
+    out = [f"  {c['id']}{' (red)' if c['red'] else ''}: {how} (timeout {c['timeout_s']} s)"
+           + (f", at least {c['min_ok']} successful tests" if c.get("min_ok") is not None else "")]
+    if c.get("mutants"):
+        out.append(f"    strength:{c['id']}: each mutant patch ({', '.join(c['mutants'])}, from the base) applied to the "
+                   f"candidate must make {c['id']} fail; killed/total >= {c['min_kill']} (strength k/n)")
+    return out
 
 
 def render_packet(entry: E.Dispatch, packet: dict) -> str:
@@ -278,9 +304,13 @@ def render_packet(entry: E.Dispatch, packet: dict) -> str:
     if packet.get("brief"):
         out.append(f"Brief: {packet['brief']}")
     out.append(f"Writes: {', '.join(packet['writes']) or '(none)'}")
+    if packet.get("preauthorized"):
+        pre = packet["preauthorized"]
+        out.append(f"Pre-authorized by the owner (allowance plan #{pre['allowance']}): owed grants changed paths under "
+                   f"{', '.join(pre['writes'])} at measurement time, without a plan change")
     if packet["checks"]:
         out.append("Checks:")
-        out += [f"  {c['id']}{' (red)' if c['red'] else ''}: {c['run']} (timeout {c['timeout_s']} s)" for c in packet["checks"]]
+        out += [ln for c in packet["checks"] for ln in _check_line(c)]
     rv = packet["review"]
     if rv["count"]:
         out.append(f"Review: {rv['count']} independent review(s) at rank >= {rv['min_rank']}")

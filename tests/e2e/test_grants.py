@@ -41,7 +41,13 @@ def kinds(f: Flow) -> list[str]:
 
 
 def test_covered_paths_are_granted_with_the_observation_and_merge(flow):
-    flow.dispatch("a")
+    r = flow.dispatch("a")
+    # The writer's packet shows the owner's pre-authorization (text and JSON).
+    assert ("Pre-authorized by the owner (allowance plan #0): owed grants changed paths under docs/, plan.yaml at "
+            "measurement time, without a plan change") in r.stdout
+    packet = json.loads(flow.blob(next(e for e in flow.ledger() if e["kind"] == "dispatch")["packet"]))
+    assert packet["preauthorized"] == {"writes": ["docs/", "plan.yaml"], "allowance": 0}
+    assert "Pre-authorized" not in flow.dispatch("b").stdout  # no allow rule names b
     commit = flow.deliver("a", {"a.txt": "a\n", "docs/a.md": "doc\n"})
     r = flow.attest("a", expect=0)
     es = flow.ledger()

@@ -49,7 +49,10 @@ PLAN = plan_text(
 
 def test_surviving_and_killed_mutants(flow):
     f = flow(PLAN, files={"src/calc.sh": CALC, **MUTANTS})
-    f.dispatch("calc")
+    r = f.dispatch("calc")
+    # The writer's packet says what strength the check owes.
+    assert ("    strength:quarter: each mutant patch (mutants/*.patch, from the base) applied to the candidate must "
+            "make quarter fail; killed/total >= 0.25 (strength k/n)") in r.stdout
     # The writer's candidate also carries a "mutant" of its own: ignored, mutants are read from the base.
     f.deliver("calc", {"tests/test.sh": TEST})
     [sub] = [e for e in f.ledger() if e["kind"] == "submit"]

@@ -1,0 +1,89 @@
+"""The driver's texts: the writer's task shows template expansions, the strength obligation of mutant
+checks and the owner's pre-authorized writes; the reviewer's packet lists the attempt's grants to judge;
+a repair follow-up carries the receipt with `strength k/n`. States are folded from real entries."""
+
+from __future__ import annotations
+
+import textwrap
+
+from driver.messages import follow_up, reviewer_task, writer_task
+from owed import entries as E
+from tests.driver.test_policy import Book
+
+PLAN = textwrap.dedent(
+    """\
+    version: 1
+    trunk: main
+    closure: [plan.yaml, "mutants/**"]
+    allow:
+      - {nodes: ["k*"], writes: [app/entry/, package.json]}
+    nodes:
+      - id: k1
+        writes: [src/]
+        review: {count: 1}
+        checks:
+          - id: unit
+            template: node-tap
+            args: test/
+            min_ok: 3
+          - id: calc
+            run: bash t.sh
+            mutants: ["mutants/*.patch"]
+            min_kill: "0.5"
+      - id: other
+        writes: [o/]
+        checks: [{id: t, run: "true"}]
+    """
+)
+
+
+def book() -> Book:
+    b = Book(PLAN)
+    b.dispatch("k1")
+    b.launch("k1")
+    return b
+
+
+def test_writer_task_shows_templates_strength_and_pre_authorized_writes():
+    b = book()
+    text = writer_task(b.state, b.plan, "k1")
+    assert "  unit: template node-tap@1: node --test --test-reporter=tap test/; at least 3 successful tests" in text
+    assert "  calc: bash t.sh" in text
+    assert ("strength:calc: owed applies each mutant patch (mutants/*.patch, read from the base) to your candidate "
+            "and runs calc against it; your tests must kill a fraction of at least 0.5 of them") in text
+    assert ("Pre-authorized by the owner (allow rule, allowance plan #0): owed grants changed paths under "
+            "app/entry/, package.json at measurement time") in text
+    b.dispatch("other")
+    other = writer_task(b.state, b.plan, "other")
+    assert "Pre-authorized" not in other and "strength:" not in other and "template" not in other
+
+
+def _candidate(b: Book, commit="c" * 40):
+    keys = {"check:unit": "ku", "check:calc": "kc", "strength:calc": "ks", "writes": "kw", "review": "kr",
+            "rulings": "x"}
+    b.add(E.Submit(by="writer:k1#1", node="k1", attempt=1, commit=commit, keys=keys))
+    return b.state.nodes["k1"].slot
+
+
+def test_reviewer_packet_asks_to_judge_each_grant():
+    b = book()
+    slot = _candidate(b)
+    b.add(E.Grant(by="executor:owed", node="k1", attempt=1, commit=slot.cand.commit, paths=("app/entry/main.ts",),
+                  allowance=0))
+    g = b.state.seq
+    text, _env = reviewer_task(b.state, b.plan, "k1", 1)
+    assert "Writes granted by owed under allowance (outside the node's own writes):" in text
+    assert f"  app/entry/main.ts (#{g}, allowance plan #0)" in text
+    assert "if it does not, record --block" in text
+
+
+def test_a_repair_follow_up_shows_strength_k_of_n_and_the_template():
+    b = book()
+    slot = _candidate(b)
+    b.add(E.Obs(by="executor:owed", subject="k1", obligation="strength:calc", key="ks", verdict="fail",
+                commit=slot.cand.commit, base=slot.base, counts=E.Counts(tests=4, passed=1, failed=3, format="strength"),
+                note="strength 1/4 (min_kill 0.5); survived: m2.patch, m3.patch, m4.patch", failed=("m2.patch",)))
+    text = follow_up(b.state, b.plan, "k1", "repair")
+    assert "strength:calc: failed (obs #" in text and "strength 1/4" in text
+    assert "strength 1/4 (min_kill 0.5); survived: m2.patch" in text
+    assert "template node-tap@1: node --test --test-reporter=tap test/" in text
