@@ -23,6 +23,14 @@ def error_of(line: str) -> tuple[str | None, str | None]:
         return None, None
 
 
+def _hint_of(line: str) -> str | None:
+    try:
+        hint = json.loads(line).get("hint")
+    except (ValueError, AttributeError):
+        return None
+    return hint if isinstance(hint, str) else None
+
+
 def _last_line(text: str) -> str:
     text = text.strip()
     return text.splitlines()[-1] if text else ""
@@ -35,6 +43,9 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
     if code == EXIT_REFUSED:
         err_code, reason = error_of(last)
         reason = reason or "refused"
+        hint = _hint_of(last)  # e.g. the allow rule that would let owed grant out-of-writes paths
+        if hint:
+            reason = f"{reason} (hint: {hint})"
         if err_code == Stale.code:
             return f"retry next pass: {reason}"
         drv.merge_refused[node] = Refusal(cand_seq, err_code or Refused.code, reason, at)

@@ -160,11 +160,11 @@ def _last_act(wrec) -> int:
     return max([wrec.launch, *wrec.sends])
 
 
-def _repair(node_id, a, rec, wrec, repairs: int) -> Action:
+def _repair(node_id, a, rec, wrec, repairs: int, hint: str | None = None) -> Action:
     used = len(_since(wrec, "repair", rec.epoch))
     if used >= repairs:
-        return _halt(node_id, a, f"repairs exhausted ({used} of {repairs} since #{rec.epoch})", "human",
-                     f"owed resume {node_id} --note \"...\"")
+        return _halt(node_id, a, f"repairs exhausted ({used} of {repairs} since #{rec.epoch})"
+                     + (f"; {hint}" if hint else ""), "human", f"owed resume {node_id} --note \"...\"")
     return Action("send", node_id, a, rid=wrec.rid, role=WRITER, generation=wrec.generation + 1, reason="repair")
 
 
@@ -301,10 +301,13 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
     if failing or repairable:
         if not n.ended:
             return []
+        from driver.writes import writes_hint
+
+        hint = writes_hint(n.state, n.plan, n.id, its)
         if _since(n.wrec, "repair", cand.seq) and not n.resumed:
-            return [_halt(n.id, n.a, "repair sent but the writer finished without a new candidate", "human",
-                          f"owed resume {n.id} --note \"...\"")]
-        return [_repair(n.id, n.a, n.rec, n.wrec, n.repairs)]
+            return [_halt(n.id, n.a, "repair sent but the writer finished without a new candidate"
+                          + (f"; {hint}" if hint else ""), "human", f"owed resume {n.id} --note \"...\"")]
+        return [_repair(n.id, n.a, n.rec, n.wrec, n.repairs, hint)]
     return None
 
 
@@ -409,7 +412,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
         out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
     out += trunk_red_notices(state, plan)
     attests = facts.measuring
-    from driver.overlap import cycle_halts
+    from driver.writes import cycle_halts
 
     out += cycle_halts(state, plan, open_nodes, _halt)
     cycled = {a.node for a in out if a.kind == "halt"}

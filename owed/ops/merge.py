@@ -53,13 +53,22 @@ def _preflight(ctx: Context, node_id: str):
     if slot is None or slot.cand is None:
         raise Refused(f"{node_id} has no open candidate")
     if not accepted(ctx.state, ctx.plan, node_id):
-        open_items = [f"{i.obligation} ({i.discharger})" for i in items(ctx.state, ctx.plan, node_id) if i.mark == "D"]
+        its = items(ctx.state, ctx.plan, node_id)
+        open_items = [f"{i.obligation} ({i.discharger})" for i in its if i.mark == "D"]
         raise NotAccepted(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
-                          + f"; see owed why {node_id}")
+                          + f"; see owed why {node_id}", hint=_writes_hint(ctx.state, ctx.plan, node_id, its))
     problem = trunk_problem(ctx)
     if problem:
         raise TrunkMoved(problem)
     return node
+
+
+def _writes_hint(state, plan, node_id: str, its) -> str | None:
+    """The grant hint of a failing writes item (owed/folds/grants.py: writes_hint), for the refusal."""
+    from owed.folds.grants import writes_hint
+
+    i = next((i for i in its if i.obligation == "writes" and i.status == "failed" and i.obs is not None), None)
+    return writes_hint(state, plan, node_id, i.obs.failed) if i is not None and i.obs.failed else None
 
 
 def _merge_commit(ctx: Context, node_id: str, pre: str, cand, attempt: int):
@@ -178,7 +187,10 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
         if writes.verdict != "pass":
-            raise GuardFailed(f"writes fails on the merge tree: {writes.note}")
+            from owed.folds.grants import writes_hint
+
+            raise GuardFailed(f"writes fails on the merge tree: {writes.note}",
+                              hint=writes_hint(st, plan, node_id, writes.failed) if writes.failed else None)
         ctx.reload()
         defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
                   and any(invs.get(i) == k for i, k in d.items.items())]

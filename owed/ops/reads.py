@@ -120,8 +120,9 @@ def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: 
     from owed.ops.escapes import escapes_view
     from owed.views.report import build_report, render_report
 
-    r = build_report(entries, since)
-    r["escapeMetric"] = escapes_view(ledger.state(), entries)
+    state = ledger.state()
+    r = build_report(entries, since, state)  # the state names the allowance of each parent downgrade
+    r["escapeMetric"] = escapes_view(state, entries)
     return Result(r, lambda: render_report(r))
 
 

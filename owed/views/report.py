@@ -68,8 +68,10 @@ def owner_acts(entries) -> list[dict]:
     return out
 
 
-def build_report(entries, since: str | None) -> dict:
+def build_report(entries, since: str | None, state=None) -> dict:
+    """`state` (optional) names the allowance a parent's downgrade was recorded under (`plans[].under`)."""
     keep = since_filter(since)
+    unders = {p.seq: p.under for p in state.plans} if state is not None else {}
     window = [e for e in entries if keep(e)]
     obs = {"pass": 0, "fail": 0, "error": 0}
     merges, reviews, rulings, plans, adoptions, escapes, halts, grants = [], [], [], [], [], [], [], []
@@ -87,7 +89,8 @@ def build_report(entries, since: str | None) -> dict:
             rulings.append({"seq": e.seq, "by": e.by, "nodes": list(e.nodes), "text": e.text})
         elif k == "plan":
             plans.append({"seq": e.seq, "by": e.by, "note": e.note,
-                          "downgrades": [f"{d.node}: {d.what}" for d in e.downgrades]})
+                          "downgrades": [f"{d.node}: {d.what}" for d in e.downgrades],
+                          **({"under": unders[e.seq]} if unders.get(e.seq) is not None else {})})
         elif k == "adopt":
             adoptions.append({"seq": e.seq, "by": e.by, "commit": e.commit, "commits": e.commits, "note": e.note,
                               "under": e.under})
@@ -101,6 +104,34 @@ def build_report(entries, since: str | None) -> dict:
     return {"since": since, "entries": len(window), "merges": merges, "observations": obs, "reviews": reviews,
             "rulings": rulings, "plans": plans, "ownerDecisions": [a for a in owner_acts(window) if a["kind"] != "adopt"],
             "adoptions": adoptions, "escapes": escapes, "halts": halts, "grants": grants}
+
+
+def _allowance(p: dict) -> str:
+    if p.get("under") is not None:
+        return f" under allowance (plan #{p['under']})"
+    # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
+    return " under allowance" if p["by"].startswith("parent:") else ""
+
+
+def under_allowance(state, entries, since: str | None) -> list[dict]:
+    """Easings recorded under an owner allowance since `since`: parents' plan downgrades and owed's writes
+    grants, each labelled with the plan entry whose `allow` covered it."""
+    keep = since_filter(since)
+    unders = {p.seq: p.under for p in state.plans}
+    out = []
+    for e in entries:
+        k = E.kind_of(e)
+        if not keep(e) or k not in ("plan", "grant"):
+            continue
+        if k == "grant":
+            out.append({"seq": e.seq, "kind": "grant", "node": e.node, "allowance": e.allowance,
+                        "what": f"{e.node} attempt {e.attempt}: writes {', '.join(e.paths)} granted by owed under "
+                                f"allowance (plan #{e.allowance})"})
+        elif unders.get(e.seq) is not None and e.downgrades:
+            out += [{"seq": e.seq, "kind": "plan", "node": d.node, "allowance": unders[e.seq],
+                     "what": f"plan #{e.seq} {d.node}: {d.what} by {e.by} under allowance (plan #{unders[e.seq]})"}
+                    for d in e.downgrades]
+    return out
 
 
 def render_report(r: dict) -> str:
@@ -123,7 +154,7 @@ def render_report(r: dict) -> str:
     if downs:
         out.append("Downgrades:")
         # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
-        out += [f"  plan #{p['seq']} by {p['by']}{' under allowance' if p['by'].startswith('parent:') else ''}: {d}"
+        out += [f"  plan #{p['seq']} by {p['by']}{_allowance(p)}: {d}"
                 + (f" — {p['note']}" if p["note"] else "") for p in downs for d in p["downgrades"]]
     if r.get("grants"):
         out.append("Writes granted:")
@@ -227,6 +258,7 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed, 
     unguarded = unguarded_merges(state, entries, changed, plans) if plans is not None else []
     return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
             "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded,
+            "underAllowance": under_allowance(state, entries, since),
             **({"knownRed": status["knownRed"]} if status.get("knownRed") else {})}
 
 
@@ -245,6 +277,9 @@ def render_brief(b: dict) -> str:
         out += [f"  {n['node']}: {n['reason']} → {n['command']}" for n in needs]
     else:
         out.append("Needs you: none")
+    if b.get("underAllowance"):
+        out.append(f"Under allowance ({len(b['underAllowance'])}):")
+        out += [f"  #{x['seq']} {x['what']}" for x in b["underAllowance"]]
     if b["merged"]:
         out.append(f"Merged ({len(b['merged'])}):")
         for m in b["merged"]:

@@ -89,3 +89,46 @@ def test_a_waiting_cycle_halts_for_the_parent_with_plan_abandon_resume():
     assert [a for a in b.decide(sealed) if a.kind == "halt"] == []  # halted once, not again every pass
     b.add(E.Resume(by="parent:cli", node="a", note="measure again"))
     assert mine(b.decide(sealed), "a") == [("attest", None)]  # the resume ends a's wait: measured again
+
+
+def test_repairs_exhausted_on_uncovered_writes_names_the_allow_rule_that_would_grant_them():
+    b, rids = book_with("a")
+    slot = b.state.nodes["a"].slot
+    b.add(E.Obs(by="executor:owed", subject="a", obligation="writes", verdict="fail", key="w-a",
+                commit=slot.cand.commit, base=slot.base, failed=("src/x.c",),
+                note="paths outside writes: src/x.c (not covered by an allow rule)"))
+    sealed = {rids["a"]: run(state="sealed", ok=True)}
+    assert mine(b.decide(sealed), "a") == [("send", "repair")]  # the repair card carries the hint (why)
+    hint = "hint: an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these"
+    b.send("a", "repair")
+    # The writer ended without a new candidate: the halt names the rule too.
+    [h] = [a for a in b.decide({rids["a"]: run(gen=2, state="sealed", ok=True)}) if a.kind == "halt"]
+    assert h.reason == f"repair sent but the writer finished without a new candidate; {hint}"
+    # New candidates fail the same way until the repair budget (drive.repairs, default 2) is spent: the
+    # "repairs exhausted" halt names the rule too.
+    for gen, commit in ((2, "e"), (3, "f")):
+        b.add(E.Submit(by="writer:a#1", node="a", attempt=1, commit=commit * 40,
+                       keys={"writes": f"w-{commit}", "rulings": "x"}))
+        slot = b.state.nodes["a"].slot
+        b.add(E.Obs(by="executor:owed", subject="a", obligation="writes", verdict="fail", key=f"w-{commit}",
+                    commit=slot.cand.commit, base=slot.base, failed=("src/x.c",)))
+        acts = b.decide({rids["a"]: run(gen=gen, state="sealed", ok=True)})
+        if gen == 2:
+            assert mine(acts, "a") == [("send", "repair")]
+            b.send("a", "repair")
+    halts = [a for a in acts if a.kind == "halt"]
+    [h] = halts
+    assert h.reason.startswith("repairs exhausted") and h.reason.endswith(hint), h.reason
+
+
+def test_a_merge_refusal_keeps_its_hint_for_the_halt():
+    from driver.outcomes import merge_outcome
+
+    class Drv:
+        merge_refused: dict = {}
+
+    doc = ('{"contract":1,"error":"writes fails on the merge tree: paths outside writes: src/x.c","code":"guard",'
+           '"hint":"an allow rule {nodes: [\'a\'], writes: [\'src/\']} would let owed grant these"}')
+    said = merge_outcome(Drv, "a", 1, "progress\n" + doc + "\n", 3, 10)
+    assert said.endswith("(hint: an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these)")
+    assert "hint: an allow rule" in Drv.merge_refused["a"].reason  # the halt text is `merge refused: <reason>`

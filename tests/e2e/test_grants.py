@@ -65,6 +65,8 @@ def test_covered_paths_are_granted_with_the_observation_and_merge(flow):
     report = flow.run("report", expect=0).stdout
     assert f"#{grant['seq']} a attempt 1: docs/a.md granted by owed under allowance (plan #0)" in report
     assert json.loads(flow.run("report", "--json", expect=0).stdout)["grants"][0]["paths"] == ["docs/a.md"]
+    brief = flow.run("brief", expect=0).stdout
+    assert f"  #{grant['seq']} a attempt 1: writes docs/a.md granted by owed under allowance (plan #0)" in brief
     flow.run("merge", "a", expect=0)  # the merge recheck measures writes with the grant
     assert kinds(flow).count("grant") == 1
     flow.run("verify", expect=0)
@@ -85,6 +87,12 @@ def test_partial_grants_and_the_first_reason(flow):
     assert row["outOfWrites"] == {"paths": ["plan.yaml", "src/x.c"],
                                   "hint": "an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these"}
     assert "hint: an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these" in flow.why("a")
+    assert "      out of writes: plan.yaml, src/x.c" in flow.why("a")
+    # The merge refusal carries the same hint (text: its own line; JSON: `hint`).
+    r = flow.run("merge", "a", expect=1)
+    assert r.stderr.splitlines()[1] == "hint: an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these"
+    doc = json.loads(flow.run("merge", "a", "--json", expect=1).stdout)
+    assert doc["code"] == "not-accepted" and doc["hint"].startswith("an allow rule {nodes: ['a'], writes: ['src/']}")
     flow.run("verify", expect=0)
 
 
@@ -96,6 +104,7 @@ def test_the_hint_says_submit_again_once_the_paths_are_covered(flow):
     flow.run("plan", "plan.yaml", "--note", "src may be granted too", expect=0)
     row = next(r for r in flow.why_json("a")["items"] if r["obligation"] == "writes")
     assert "submit a new commit" in row["outOfWrites"]["hint"]
+    assert "hint: these paths are covered by an allow rule now: submit a new commit" in flow.run("merge", "a", expect=1).stderr
 
 
 def test_an_overlapping_open_slot_refuses_the_grant(flow):

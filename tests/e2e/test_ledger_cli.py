@@ -169,7 +169,16 @@ def test_parent_downgrades_covered_by_an_allow_rule_need_no_owner(owed, repo):
     assert doc["by"] == "parent:cli" and doc["channel"] is None and doc["underAllowance"] == 0
     assert {d["what"] for d in doc["downgrades"]} == {"review count lowered (1 -> 0)", "writes widened: +docs/guide.md"}
     assert "under allowance (plan #0)" in owed("why", "greeting").stdout
-    assert "by parent:cli under allowance: greeting: review count lowered (1 -> 0)" in owed("report").stdout
+    assert "by parent:cli under allowance (plan #0): greeting: review count lowered (1 -> 0)" in owed("report").stdout
+    assert json.loads(owed("report", "--json").stdout)["plans"][-1]["under"] == 0
+    # The brief lists the easings recorded under allowance with the same label.
+    seq = doc["seq"]
+    brief = owed("brief").stdout
+    assert "Under allowance (2):" in brief
+    assert (f"  #{seq} plan #{seq} greeting: review count lowered (1 -> 0) by parent:cli under allowance (plan #0)"
+            in brief)
+    rows = json.loads(owed("brief", "--json").stdout)["underAllowance"]
+    assert [(x["kind"], x["allowance"]) for x in rows] == [("plan", 0), ("plan", 0)]
     # Outside the allowance: writes elsewhere need the owner, with the rule that would have covered it.
     (repo / "plan.yaml").write_text(eased.replace("docs/guide.md]", "docs/guide.md, src/]"))
     r = owed("plan", "plan.yaml", "--as", "parent:lead")

@@ -1,4 +1,7 @@
-"""Waiting cycles of overlap waits (pure): a waits for b's slot to close while b waits for a's.
+"""The writes economy in the driver's policy (pure): waiting cycles of overlap waits, and the grant hint
+of a failing writes item for halt texts.
+
+`cycle_halts`: a waits for b's slot to close while b waits for a's.
 
 An overlap-only writes failure (obs.waits_on, owed/waits.py) waits by itself: the node gets no repair,
 halt or attest until the waited slots merge or are abandoned, then attest measures writes again. When the
@@ -8,6 +11,18 @@ resume that measures writes again now.
 """
 
 from __future__ import annotations
+
+
+def writes_hint(state, plan, node_id: str, its) -> str | None:
+    """`hint: …` for a failing writes item of the current candidate whose out-of-writes paths an allow rule
+    would let owed grant (or that became covered: submit a new commit), else None."""
+    from owed.folds.grants import writes_hint as hint_for
+
+    i = next((i for i in its if i.obligation == "writes" and i.status == "failed"), None)
+    if i is None or i.obs is None or not i.obs.failed:
+        return None
+    hint = hint_for(state, plan, node_id, i.obs.failed)
+    return f"hint: {hint}" if hint else None
 
 
 def cycle_halts(state, plan, open_nodes, halt) -> list:
