@@ -143,3 +143,26 @@ def test_forged_grants_are_refused(flow):
         ledger.append(grant(paths=("docs/z.md",)))
     flow.run("verify", expect=0)
     assert json.loads(flow.run("why", "a", "--json", expect=0).stdout)["grantedWrites"][0]["paths"] == ["docs/a.md"]
+
+
+def test_a_forged_grant_written_into_the_file_fails_replay(flow):
+    """The same rules on replay: a grant line written behind owed's back (chained and hashed correctly)
+    is refused by `owed verify` when it names a path no allow rule covers; the honest line replays."""
+    flow.dispatch("a")
+    commit = flow.deliver("a", {"a.txt": "a\n", "docs/a.md": "doc\n", "src/x.c": "x\n"})
+    path = flow.ledger_file
+    good = path.read_bytes()
+    last = json.loads(good.splitlines()[-1])
+
+    def line(paths):
+        e = E.seal(E.Grant(seq=last["seq"] + 1, ts=last["ts"], prev=last["hash"], by="executor:owed", node="a",
+                           attempt=1, commit=commit, paths=paths, allowance=0))
+        return good + E.line_bytes(e)
+
+    path.write_bytes(line(("src/x.c",)))
+    (path.parent / "head").unlink(missing_ok=True)  # a forger appending a line drops the head record too
+    r = flow.run("verify")
+    assert r.returncode == 3 and "fails replay" in r.stderr and "src/x.c cannot be granted: not covered" in r.stderr
+    path.write_bytes(line(("docs/a.md",)))
+    flow.run("verify", expect=0)
+    assert flow.why_json("a")["grantedWrites"][0]["paths"] == ["docs/a.md"]
