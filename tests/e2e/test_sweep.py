@@ -130,6 +130,38 @@ def test_a_flaky_head_is_reported_without_a_search(tmp_path):
     assert f.run("sweep", expect=0).stdout.startswith("Sweep ")
 
 
+def test_a_failing_adopted_tip_blames_no_owed_merge(tmp_path):
+    f = _history(tmp_path, 3, bad=9)  # the suite fails once f/n09.txt exists: no node writes it
+    (f.repo / "f" / "n09.txt").write_text("adopted\n")
+    git(f.repo, "add", "-A")
+    git(f.repo, "commit", "-qm", "a commit made outside owed")
+    f.run("adopt", "--note", "hotfix outside owed", expect=0)
+    r = f.run("sweep", "--json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc["outcome"] == "adopted" and doc["culprit"] is None and doc["proposal"] == [], doc
+    last = next(e["commit"] for e in reversed(f.ledger()) if e["kind"] == "merge")
+    assert [x["verdict"] for x in doc["runs"]] == ["fail", "fail", "pass"] and doc["runs"][2]["commit"] == last
+    assert [e["kind"] for e in f.ledger()].count("escape") == 0  # records no escape
+    assert "No owed merge blamed: " in f.run("sweep", expect=1).stdout
+
+
+def test_without_a_green_boundary_the_failure_is_reported_alone(tmp_path):
+    f = _history(tmp_path, 3, bad=1)  # broken since the first merge, and no green sweep recorded
+    # The trunk before the first merge is rechecked (nothing recorded there): it passes, so the search runs.
+    doc = json.loads(f.run("sweep", "--json", expect=1).stdout)
+    assert doc["outcome"] == "culprit" and doc["culprit"]["node"] == "n01", doc
+    # Break the trunk before any merge too (a sweep that can never pass): no green boundary, no culprit.
+    text = (f.repo / "plan.yaml").read_text().replace("test ! -e f/n01.txt", "false")
+    (f.repo / "plan.yaml").write_text(text)
+    git(f.repo, "commit", "-qam", "plan: a sweep that always fails")
+    f.run("adopt", "--note", "plan edit", expect=0)
+    f.run("plan", "plan.yaml", "--note", "the sweep always fails now", expect=0)
+    doc = json.loads(f.run("sweep", "--commit", next(e["commit"] for e in reversed(f.ledger()) if e["kind"] == "merge"),
+                           "--json", expect=1).stdout)
+    assert doc["outcome"] == "no-green" and doc["culprit"] is None and doc["proposal"] == [], doc
+    assert "no green boundary under the current sweep definition" in doc["reason"]
+
+
 def test_sweep_refusals_and_busy_lease(tmp_path):
     f = Flow(tmp_path / "repo", plan_text("nodes: []\n"))
     f.init()
