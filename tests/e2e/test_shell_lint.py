@@ -85,3 +85,42 @@ def test_unchanged_legacy_commands_stay_loadable_and_missing_bash_warns(flow, tm
     (f.repo / "p3.yaml").write_text(broken.replace("echo \"legacy", "echo \"legacy changed"))
     r = f.run("plan", "p3.yaml", "--note", "changed")
     assert r.returncode == 2 and "nodes[0].checks[0].run: bash -n" in r.stderr
+
+
+def test_edit_and_its_dry_run_lint_the_changed_command(flow):
+    f = flow(GOOD)
+    before, ledger = (f.repo / "plan.yaml").read_bytes(), f.ledger_bytes()
+    for extra in ([], ["--dry-run"]):
+        r = f.run("edit", "a", "--set", "checks.t.run='echo \"open'", "--note", "n", *extra)
+        assert r.returncode == 2, r.stderr
+        assert "nodes[0].checks[0].run: bash -n: line 1: unexpected EOF" in r.stderr and "Traceback" not in r.stderr
+        assert (f.repo / "plan.yaml").read_bytes() == before and f.ledger_bytes() == ledger
+    # An edit that leaves the command alone is not held up by it.
+    assert f.run("edit", "a", "--set", "title=A", "--note", "n").returncode == 0
+
+
+def test_setup_on_timeout_and_expanded_templates_are_linted(flow):
+    bad = plan_text(
+        """\
+        closure: [plan.yaml]
+        setup: 'if true; then :'
+        nodes:
+          - id: a
+            writes: [x.txt]
+            checks:
+              - id: t
+                run: 'echo ok'
+                on_timeout: 'ps ('
+              - id: tap
+                template: node-tap
+                args: "'test/"
+        """
+    )
+    f = flow(bad, init=False)
+    r = f.run("init", "plan.yaml", "--json")
+    assert r.returncode == 2, r.stdout
+    problems = json.loads(r.stdout)["problems"]
+    assert [p.split(": bash -n", 1)[0] for p in problems] == [
+        "setup", "nodes[0].checks[0].on_timeout", "nodes[0].checks[1].run"]
+    assert problems[2].endswith("in: node --test --test-reporter=tap 'test/")  # the expansion is what is checked
+    assert _no_ledger(f)
