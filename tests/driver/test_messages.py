@@ -87,3 +87,16 @@ def test_a_repair_follow_up_shows_strength_k_of_n_and_the_template():
     assert "strength:calc: failed (obs #" in text and "strength 1/4" in text
     assert "strength 1/4 (min_kill 0.5); survived: m2.patch" in text
     assert "template node-tap@1: node --test --test-reporter=tap test/" in text
+
+
+def test_why_shows_the_first_20_granted_paths_then_the_rest_as_a_count():
+    from owed.views.why import build, render
+
+    b = book()
+    slot = _candidate(b)
+    paths = tuple(f"app/entry/f{i:02d}.ts" for i in range(25))
+    b.add(E.Grant(by="executor:owed", node="k1", attempt=1, commit=slot.cand.commit, paths=paths, allowance=0))
+    view = build(b.state, b.plan, "k1", None)
+    line = next(ln for ln in render(view).splitlines() if ln.startswith("Granted writes:"))
+    assert line == (f"Granted writes: {', '.join(paths[:20])} … +5 more (#{b.state.seq}, allowance plan #0)")
+    assert view["grantedWrites"][0]["paths"] == list(paths)  # JSON keeps them all
