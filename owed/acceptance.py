@@ -13,6 +13,8 @@ Map:
 
 Verdicts of one key join in the lattice ⊥ < pass, fail < ⊤: `pass` is E; `fail` is the writer's debt;
 ⊤ (pass and fail on one key: flaky) is the owner's; ⊥ (nothing, or only errors) is the executor's.
+A writes `fail` that only waits for other open slots (obs.waits_on) is nobody's while it waits (`waiting`)
+and the executor's once the wait is over (`remeasure`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
     key: str
     mark: str  # E | W | D
     status: str  # measured | reviewed | waived | failed | conflict | missing | blocked | acknowledged | manual
+    #             | waiting | remeasure (an overlap-only writes failure: owed/waits.py)
     discharger: str | None = None
     obs: ObsRec | None = None
     reviewers: list[str] = []
