@@ -112,7 +112,9 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
         by, channel = authority.actor(as_, "parent:cli"), None
     else:
         if as_ and P.role_of(as_) != "owner":
-            raise Refused(f"widening writes of {node_id} needs the owner (no allow rule covers it)")
+            from owed.plan.allow import hint
+
+            raise Refused(f"widening writes of {node_id} needs the owner (no allow rule covers it)", hint=hint(missing))
         by, channel = authority.owner(as_, i_am_owner, f"Widen writes of {node_id}: +{', +'.join(paths)}\nLimit: {note}")
     ctx.ledger.put_blob(plan_blob(new))
     prior = st.plan.sha

@@ -206,6 +206,12 @@ def test_amend_widens_writes_keeps_comments_and_records_a_ruling(owed, repo):
     assert (repo / "plan.yaml").read_text() == edited and len(ledger_lines(repo)) == 1
     (repo / "plan.yaml").write_text(text)
     before = (repo / "plan.yaml").read_text()
+    # A parent's widening no allow rule covers: refused with the rule that would have, nothing recorded.
+    r = owed("amend", "greeting", "--writes", "+docs/hello.md", "--note", "n", "--as", "parent:lead")
+    assert r.returncode == 1 and "needs the owner" in r.stderr
+    assert "hint: an allow rule {nodes: ['greeting'], writes: ['docs/hello.md']} in the prior plan would cover this" \
+        in r.stderr
+    assert (repo / "plan.yaml").read_text() == before and len(ledger_lines(repo)) == 1
     r = owed("amend", "greeting", "--writes", "+docs/hello.md", "--note", "only the greeting's doc", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
