@@ -246,10 +246,13 @@ def render(v: dict) -> str:
     for g in v.get("grantedWrites") or []:
         shown = ", ".join(g["paths"][:20]) + (f" … +{len(g['paths']) - 20} more" if len(g["paths"]) > 20 else "")
         out.append(f"Granted writes: {shown} (#{g['seq']}, allowance plan #{g['allowance']})")
-    if v["downgrades"]:
+    grants = v.get("grantedWrites") or []
+    if v["downgrades"] or grants:  # ΔO⁻: the plan's easings and owed's grants, each with its authority
         out.append("Plan downgrades:")
         out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")
                 for d in v["downgrades"]]
+        out += [f"  grant #{g['seq']}: writes {', '.join(g['paths'][:20])}" + (" …" if len(g["paths"]) > 20 else "")
+                + f" granted by owed under allowance (plan #{g['allowance']})" for g in grants]
     if v.get("models"):
         from owed.views.models import lines
 

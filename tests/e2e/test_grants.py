@@ -57,6 +57,7 @@ def test_covered_paths_are_granted_with_the_observation_and_merge(flow):
     assert grant["attempt"] == 1 and grant["allowance"] == es[0]["seq"]
     assert f"Granted writes: docs/a.md (#{grant['seq']}, allowance plan #0)" in r.stdout
     assert f"Granted writes: docs/a.md (#{grant['seq']}, allowance plan #0)" in flow.why("a")
+    assert f"  grant #{grant['seq']}: writes docs/a.md granted by owed under allowance (plan #0)" in flow.why("a")  # ΔO⁻
     assert flow.why_json("a")["grantedWrites"] == [{"seq": grant["seq"], "allowance": 0, "commit": commit,
                                                      "paths": ["docs/a.md"]}]
     # Dispatch overlap uses the effective writes: c (docs/) overlaps a's granted docs/a.md.
