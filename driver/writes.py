@@ -16,12 +16,9 @@ from __future__ import annotations
 def writes_hint(state, plan, node_id: str, its) -> str | None:
     """`hint: …` for a failing writes item of the current candidate whose out-of-writes paths an allow rule
     would let owed grant (or that became covered: submit a new commit), else None."""
-    from owed.folds.grants import writes_hint as hint_for
+    from owed.folds.grants import item_hint
 
-    i = next((i for i in its if i.obligation == "writes" and i.status == "failed"), None)
-    if i is None or i.obs is None or not i.obs.failed:
-        return None
-    hint = hint_for(state, plan, node_id, i.obs.failed)
+    hint = item_hint(state, plan, node_id, its)
     return f"hint: {hint}" if hint else None
 
 

@@ -5,7 +5,8 @@ fold on append and replay alike: each path is granted when it is outside the nod
 granted in this attempt already), an allow rule for the node has a writes scope matching it, it is not
 under the closure, and no other open slot's effective writes (scopes + grants) may overlap it. Returns
 (granted paths, {path: reason}) with reasons `not covered by an allow rule`, `under closure`,
-`overlaps open node <id>`.
+`overlaps open node <id>`. `writes_hint` / `item_hint`: the allow rule that would let owed grant a failed
+writes item's paths, or "submit a new commit" once they are covered.
 
 The fold refuses a grant not by executor:owed, for another attempt or commit than the open candidate's, with
 a stale allowance, with unsorted/duplicate paths, or with any path `grantable` does not grant.
@@ -67,6 +68,12 @@ def fold_grant(state: State, e: E.Grant, plan) -> None:
         p, why = next(iter(refused.items())) if refused else (next(x for x in e.paths if x not in ok), "inside writes")
         raise refuse(e, f"{p} cannot be granted: {why}")
     slot.grants = [*slot.grants, [e.seq, e.allowance, e.commit, list(e.paths)]]
+
+
+def item_hint(state: State, plan, node_id: str, its) -> str | None:
+    """`writes_hint` of the receipt's failing writes item (`its`: acceptance.items), for refusals and halts."""
+    i = next((i for i in its if i.obligation == "writes" and i.status == "failed" and i.obs is not None), None)
+    return writes_hint(state, plan, node_id, i.obs.failed) if i is not None and i.obs.failed else None
 
 
 def writes_hint(state: State, plan, node_id: str, paths) -> str | None:

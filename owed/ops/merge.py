@@ -53,22 +53,16 @@ def _preflight(ctx: Context, node_id: str):
     if slot is None or slot.cand is None:
         raise Refused(f"{node_id} has no open candidate")
     if not accepted(ctx.state, ctx.plan, node_id):
+        from owed.folds.grants import item_hint
+
         its = items(ctx.state, ctx.plan, node_id)
         open_items = [f"{i.obligation} ({i.discharger})" for i in its if i.mark == "D"]
         raise NotAccepted(f"{node_id} is not accepted: " + (", ".join(open_items) or "active blocks")
-                          + f"; see owed why {node_id}", hint=_writes_hint(ctx.state, ctx.plan, node_id, its))
+                          + f"; see owed why {node_id}", hint=item_hint(ctx.state, ctx.plan, node_id, its))
     problem = trunk_problem(ctx)
     if problem:
         raise TrunkMoved(problem)
     return node
-
-
-def _writes_hint(state, plan, node_id: str, its) -> str | None:
-    """The grant hint of a failing writes item (owed/folds/grants.py: writes_hint), for the refusal."""
-    from owed.folds.grants import writes_hint
-
-    i = next((i for i in its if i.obligation == "writes" and i.status == "failed" and i.obs is not None), None)
-    return writes_hint(state, plan, node_id, i.obs.failed) if i is not None and i.obs.failed else None
 
 
 def _merge_commit(ctx: Context, node_id: str, pre: str, cand, attempt: int):
