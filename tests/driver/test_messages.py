@@ -100,3 +100,14 @@ def test_why_shows_the_first_20_granted_paths_then_the_rest_as_a_count():
     line = next(ln for ln in render(view).splitlines() if ln.startswith("Granted writes:"))
     assert line == (f"Granted writes: {', '.join(paths[:20])} … +5 more (#{b.state.seq}, allowance plan #0)")
     assert view["grantedWrites"][0]["paths"] == list(paths)  # JSON keeps them all
+
+
+def test_a_repair_follow_up_for_uncovered_writes_carries_the_allow_rule_hint():
+    b = book()
+    slot = _candidate(b)
+    b.add(E.Obs(by="executor:owed", subject="k1", obligation="writes", key="kw", verdict="fail",
+                commit=slot.cand.commit, base=slot.base, failed=("lib/x.c",),
+                note="paths outside writes: lib/x.c (not covered by an allow rule)"))
+    text = follow_up(b.state, b.plan, "k1", "repair")
+    assert "out of writes: lib/x.c" in text
+    assert "hint: an allow rule {nodes: ['k1'], writes: ['lib/']} would let owed grant these" in text
