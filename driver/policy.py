@@ -439,7 +439,9 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     from owed.readiness import ready_nodes
 
     opened = len(open_nodes)
-    open_writes = [plan.node(n).writes for n in open_nodes if plan.node(n)]
+    from owed.folds.grants import effective_writes
+
+    open_writes = [effective_writes(state, plan, n) for n in open_nodes if plan.node(n)]  # scopes + grants
     for node_id in ready_nodes(state, plan):
         if opened >= max_open:
             break

@@ -132,3 +132,12 @@ def test_a_merge_refusal_keeps_its_hint_for_the_halt():
     said = merge_outcome(Drv, "a", 1, "progress\n" + doc + "\n", 3, 10)
     assert said.endswith("(hint: an allow rule {nodes: ['a'], writes: ['src/']} would let owed grant these)")
     assert "hint: an allow rule" in Drv.merge_refused["a"].reason  # the halt text is `merge refused: <reason>`
+
+
+def test_the_driver_does_not_dispatch_a_node_overlapping_an_open_slots_grants():
+    b, _ = book_with("a")
+    slot = b.state.nodes["a"].slot
+    b.add(E.Grant(by="executor:owed", node="a", attempt=1, commit=slot.cand.commit, paths=("b/x",), allowance=0))
+    # b's writes (b/) overlap nothing in a's plan scopes (a/), but they do overlap a's granted b/x.
+    assert "b" not in [a.node for a in b.decide() if a.kind == "dispatch"]
+    assert "c" in [a.node for a in b.decide() if a.kind == "dispatch"]
