@@ -155,7 +155,11 @@ def _ready_need(n: str, overlaps: list[str]) -> dict:
 
 
 def _open_writes(state, plan) -> dict:
-    return {n: plan.node(n).writes for n, r in state.nodes.items() if r.slot and r.slot.open and plan.node(n)}
+    """Each open slot's effective writes: its node's scopes plus the exact paths owed granted the attempt."""
+    from owed.folds.grants import effective_writes
+
+    return {n: effective_writes(state, plan, n) for n, r in state.nodes.items()
+            if r.slot and r.slot.open and plan.node(n)}
 
 
 def node_needs(state, plan, node_id: str) -> list[dict]:

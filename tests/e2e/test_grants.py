@@ -63,6 +63,8 @@ def test_covered_paths_are_granted_with_the_observation_and_merge(flow):
     # Dispatch overlap uses the effective writes: c (docs/) overlaps a's granted docs/a.md.
     r = flow.dispatch("c", expect=1)
     assert "overlap the open slot of a" in r.stderr
+    ready = json.loads(flow.run("status", "--json", expect=0).stdout)["ready"]
+    assert next(x for x in ready if x["node"] == "c")["overlaps"] == ["a"]  # status marks it too
     report = flow.run("report", expect=0).stdout
     assert f"#{grant['seq']} a attempt 1: docs/a.md granted by owed under allowance (plan #0)" in report
     assert json.loads(flow.run("report", "--json", expect=0).stdout)["grants"][0]["paths"] == ["docs/a.md"]
