@@ -108,6 +108,32 @@ def test_the_hint_says_submit_again_once_the_paths_are_covered(flow):
     row = next(r for r in flow.why_json("a")["items"] if r["obligation"] == "writes")
     assert "submit a new commit" in row["outOfWrites"]["hint"]
     assert "hint: these paths are covered by an allow rule now: submit a new commit" in flow.run("merge", "a", expect=1).stderr
+    # A new commit (any change) is measured afresh under the new allow rule: granted, and writes passes; the
+    # old failure's attribution rerun on its own commit grants nothing there and fails again (deterministic).
+    first = next(e for e in reversed(flow.ledger()) if e["kind"] == "submit")
+    flow.commit("a", {"a.txt": "a, again\n"})
+    flow.submit("a")
+    flow.attest("a", expect=0)
+    new = [e for e in flow.ledger() if e["kind"] in ("grant", "obs") and e.get("obligation", "writes") == "writes"]
+    rerun, grant, obs = new[-3:]
+    assert rerun["attribution"] is True and rerun["verdict"] == "fail" and rerun["commit"] == first["commit"]
+    assert grant["kind"] == "grant" and grant["paths"] == ["src/x.c"] and grant["commit"] != first["commit"]
+    assert obs["verdict"] == "pass" and flow.why_json("a")["accepted"]
+    flow.run("verify", expect=0)
+
+
+def test_measuring_the_failed_key_again_after_the_paths_became_covered_is_a_conflict(flow):
+    """attest --rerun on the same key grants and passes now: next to the old failure that is ⊤ (the
+    owner's), never acceptance — the hint asks for a new commit instead."""
+    flow.dispatch("a")
+    flow.deliver("a", {"a.txt": "a\n", "src/x.c": "x\n"})
+    flow.attest("a", expect=1)
+    (flow.repo / "plan.yaml").write_text(PLAN.replace("writes: [docs/, plan.yaml]", "writes: [docs/, plan.yaml, src/]"))
+    flow.run("plan", "plan.yaml", "--note", "src may be granted too", expect=0)
+    flow.attest("a", "--rerun")
+    row = next(r for r in flow.why_json("a")["items"] if r["obligation"] == "writes")
+    assert row["status"] == "conflict" and row["discharger"] == "owner"
+    assert not flow.why_json("a")["accepted"]
 
 
 def test_an_overlapping_open_slot_refuses_the_grant(flow):
