@@ -14,9 +14,9 @@ from tests.conftest import git
 from tests.e2e.conftest import Flow, plan_text
 
 
-def _plan(n: int, counter, bad: int | None, flaky=None) -> str:
+def _plan(n: int, counter, bad: int | None, flaky=None, test: str | None = None) -> str:
     nodes = "".join(f"  - id: n{i:02d}\n    writes: [f/n{i:02d}.txt]\n" for i in range(1, n + 1))
-    test = f"test ! -e f/n{bad:02d}.txt" if bad else "true"
+    test = test or (f"test ! -e f/n{bad:02d}.txt" if bad else "true")
     if flaky:  # fails on the first run only (a counter outside the repository)
         test = f"c=$(wc -l < {flaky}); echo x >> {flaky}; test $c -ge 1"
     return plan_text(
@@ -160,6 +160,22 @@ def test_without_a_green_boundary_the_failure_is_reported_alone(tmp_path):
                            "--json", expect=1).stdout)
     assert doc["outcome"] == "no-green" and doc["culprit"] is None and doc["proposal"] == [], doc
     assert "no green boundary under the current sweep definition" in doc["reason"]
+
+
+def test_a_commit_whose_runs_disagree_is_inconsistent_and_blames_nobody(tmp_path):
+    """n02 breaks the suite; the tree of n01 passes its first run and fails its second (a flaky suite there):
+    the confirmation disagrees with the search, so no merge is named."""
+    seen = tmp_path / "n01-runs.txt"
+    seen.write_text("")
+    test = (f"if [ -e f/n02.txt ]; then false; elif [ -e f/n01.txt ]; then c=$(wc -l < {seen}); "
+            f"echo x >> {seen}; test $c -lt 1; fi")
+    f = _history(tmp_path, 4, bad=None, test=test)
+    genesis = next(e["commit"] for e in f.ledger() if e["kind"] == "genesis")
+    f.run("sweep", "--commit", genesis, expect=0)  # the green boundary, under the same definition key
+    doc = json.loads(f.run("sweep", "--json", expect=1).stdout)
+    assert doc["outcome"] == "inconsistent" and doc["culprit"] is None and doc["proposal"] == [], doc
+    assert "inconsistent (flaky)" in doc["reason"]
+    assert [e["kind"] for e in f.ledger()].count("escape") == 0
 
 
 def test_sweep_refusals_and_busy_lease(tmp_path):
