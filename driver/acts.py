@@ -88,7 +88,7 @@ def dispatch(drv, act, state, plan) -> str:
         if getattr(e, "cas_exhausted", False):  # the ledger kept moving: not a problem of the node's
             return "retry next pass (the ledger moved during each dispatch attempt)"
         raise
-    return f"attempt {entry.attempt} at {packet['worktree']}"
+    return f"attempt {entry.attempt} at {packet.worktree}"
 
 
 def launch(drv, act, state, plan) -> str:

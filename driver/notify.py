@@ -46,10 +46,10 @@ class Notifier:
         os.replace(tmp, self.dir / "cursor")
 
     def _facts(self, state, plan, live: bool) -> tuple[list[wake.Fact], int]:
-        from owed.views.status import build
+        from owed.views.status import build_doc
 
         moved = self.drv._trunk_checked[1]
-        status = build(state, plan, datetime.now(timezone.utc),
+        status = build_doc(state, plan, datetime.now(timezone.utc),
                        {"trunk_moved": moved.split(";")[0] if moved else None, "driver": live})
         drv = {"live": live, "stay": self.drv.stay, "notices": self.notices}
         return wake.facts(state, plan, status, drv), len(status["inProgress"])

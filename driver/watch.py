@@ -117,12 +117,12 @@ class Watcher:
 
     def check(self) -> dict | None:
         from owed.ops.trunk import trunk_problem
-        from owed.views.status import build
+        from owed.views.status import build_doc
 
         ctx = self.ctx.reload()
         drv = driver_facts(ctx.ledger.root)
         moved = trunk_problem(ctx)
-        status = build(ctx.state, ctx.plan, datetime.now(timezone.utc),
+        status = build_doc(ctx.state, ctx.plan, datetime.now(timezone.utc),
                        {"trunk_moved": moved.split(";")[0] if moved else None, "driver": drv["live"]})
         now = wake.facts(ctx.state, ctx.plan, status, drv)
         new, cursor = wake.deliver(now, self.since, ctx.state.seq)

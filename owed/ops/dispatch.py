@@ -27,6 +27,7 @@ from owed.errors import Refused, Stale, UsageError
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
+from owed.views import packet as packet_view
 
 SETUP_TIMEOUT_S = 600
 CAS_ATTEMPTS = 3  # the initial round and two retries
@@ -137,7 +138,7 @@ def _reclaim(repo, branch: str, base: str, wt: Path) -> bool:
 
 
 def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
-             by: str | None = None, ctx: Context | None = None) -> tuple[E.Dispatch, dict]:
+             by: str | None = None, ctx: Context | None = None) -> tuple[E.Dispatch, packet_view.Packet]:
     """Open a slot. `by` is for owed's own callers (the driver dispatches as parent:drive, which `--as`
     may not claim); the CLI passes `as_`."""
     ctx = ctx or Context.load(cwd)  # the driver passes its own (its ledger folds only what is new)
@@ -175,7 +176,7 @@ class _Moved(Exception):
         self.refusal, self.rolled_back = refusal, rolled_back
 
 
-def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, dict]:
+def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, packet_view.Packet]:
     """One round under the dispatch lock: fresh state, readiness and overlap again, the worktree, setup and
     the entry; any failure rolls back every step."""
     # Again under the lock: a dispatch that held it meanwhile may have opened an overlapping slot.
@@ -201,11 +202,11 @@ def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, dict]
         with measuring():  # SIGTERM during a long setup kills it and rolls back (exit 143), like SIGINT
             setup_note = _setup(ctx, wt, undo)
         rulings = _rulings(ctx, node_id)
-        packet = _packet(node, attempt, wt, branch, base, rulings, setup_note, overlaps)
+        packet = packet_view.build(node, attempt, str(wt), branch, base, rulings, setup_note, overlaps)
         from owed.views.packets import preauthorized
 
         if scopes := preauthorized(ctx.state, plan, node_id):  # owner pre-authorization: owed grants these
-            packet["preauthorized"] = {"writes": scopes, "allowance": ctx.state.allow_seq}
+            packet.preauthorized = packet_view.Preauthorized(scopes, ctx.state.allow_seq)
         sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
         seen = max((r["seq"] for r in rulings), default=0)
 
@@ -262,64 +263,7 @@ def _make_worktree(repo, main: Path, root: Path, node_id: str, attempt: int, bra
     return wt
 
 
-def _packet(node, attempt: int, wt: Path, branch: str, base: str, rulings: list, setup_note, overlaps) -> dict:
-    return {
-        "node": node.id, "attempt": attempt, "worktree": str(wt), "branch": branch, "base": base,
-        "title": node.title, "brief": node.brief, "writes": list(node.writes),
-        "checks": [_check_entry(c) for c in node.checks],
-        "review": {"count": node.review.count, "min_rank": node.review.min_rank},
-        "rulings": rulings, "setup": setup_note, "overlaps": overlaps,
-        "submit": f"owed submit {node.id}",
-    }
+def render_packet(entry: E.Dispatch, packet) -> str:
+    from owed.views.packet import render
 
-
-def _check_entry(c) -> dict:
-    out = {"id": c.id, "run": c.run, "timeout_s": c.timeout_s, "red": c.red}
-    if c.template:  # the versioned expansion the keys are computed from
-        out["template"] = c.template
-        if c.min_ok is not None:
-            out["min_ok"] = c.min_ok
-    if c.mutants:  # the check also owes strength:<id>
-        out["mutants"] = list(c.mutants)
-        out["min_kill"] = str(c.kill_fraction)
-    return out
-
-
-def _check_line(c: dict) -> list[str]:
-    how = f"template {c['template']}: {c['run']}" if c.get("template") else c["run"]
-    out = [f"  {c['id']}{' (red)' if c['red'] else ''}: {how} (timeout {c['timeout_s']} s)"
-           + (f", at least {c['min_ok']} successful tests" if c.get("min_ok") is not None else "")]
-    if c.get("mutants"):
-        out.append(f"    strength:{c['id']}: each mutant patch ({', '.join(c['mutants'])}, from the base) applied to the "
-                   f"candidate must make {c['id']} fail; killed/total >= {c['min_kill']} (strength k/n)")
-    return out
-
-
-def render_packet(entry: E.Dispatch, packet: dict) -> str:
-    out = [f"Dispatched {packet['node']} attempt {packet['attempt']} (#{entry.seq})",
-           f"Worktree: {packet['worktree']}",
-           f"Branch: {packet['branch']} from {packet['base'][:12]}"]
-    if packet.get("title"):
-        out.append(f"Title: {packet['title']}")
-    if packet.get("brief"):
-        out.append(f"Brief: {packet['brief']}")
-    out.append(f"Writes: {', '.join(packet['writes']) or '(none)'}")
-    if packet.get("preauthorized"):
-        pre = packet["preauthorized"]
-        out.append(f"Pre-authorized by the owner (allowance plan #{pre['allowance']}): owed grants changed paths under "
-                   f"{', '.join(pre['writes'])} at measurement time, without a plan change")
-    if packet["checks"]:
-        out.append("Checks:")
-        out += [ln for c in packet["checks"] for ln in _check_line(c)]
-    rv = packet["review"]
-    if rv["count"]:
-        out.append(f"Review: {rv['count']} independent review(s) at rank >= {rv['min_rank']}")
-    if packet["rulings"]:
-        out.append("Rulings:")
-        out += [f"  #{r['seq']}: {r['text']}" for r in packet["rulings"]]
-    if packet.get("overlaps"):
-        out.append(f"Overlaps (allowed): {', '.join(packet['overlaps'])}")
-    if packet.get("setup"):
-        out.append(packet["setup"])
-    out.append(f"After committing, run: {packet['submit']}")
-    return "\n".join(out)
+    return render(entry.seq, packet)

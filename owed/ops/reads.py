@@ -58,9 +58,10 @@ def status(cwd: str, *, full: bool = False) -> Result:
 def why(cwd: str, node: str, *, full: bool = False) -> Result:
     """A node's receipt; `trunk` (unless a node has that id) and `inv:<id>` explain the trunk's invariants."""
     from owed.ops.context import Context
-    from owed.views.why import build, render
+    from owed.views.why import Why, build, render
 
     ctx = Context.load(cwd)
+    view: Why | dict
     if (node == "trunk" and ctx.plan.node("trunk") is None) or node.startswith("inv:"):
         from owed.views.trunk_red import why_trunk
 
@@ -73,7 +74,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         view = build(ctx.state, ctx.plan, node, changed, plans=ctx.ledger.plan)
         from owed.views import models
 
-        view["models"] = models.view(ctx.state, ctx.plan, node, full=full)
+        view.models = models.view(ctx.state, ctx.plan, node, full=full)
         from owed.views.trunk_red import decorate_why
 
         decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks
@@ -122,7 +123,7 @@ def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: 
 
     state = ledger.state()
     r = build_report(entries, since, state)  # the state names the allowance of each parent downgrade
-    r["escapeMetric"] = escapes_view(state, entries)
+    r.escape_metric = escapes_view(state, entries)
     return Result(r, lambda: render_report(r))
 
 

@@ -16,8 +16,10 @@ from owed.result import Result, op
 def dispatch(cwd: str, node: str, *, allow_overlap: bool = False, as_: str | None = None) -> Result:
     from owed.ops.dispatch import dispatch as run, render_packet
 
+    import msgspec
+
     entry, packet = run(cwd, node, allow_overlap=allow_overlap, as_=as_)
-    return Result({"seq": entry.seq, "by": entry.by, **packet}, lambda: render_packet(entry, packet))
+    return Result(msgspec.structs.replace(packet, seq=entry.seq, by=entry.by), lambda: render_packet(entry, packet))
 
 
 @op

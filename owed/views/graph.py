@@ -93,8 +93,7 @@ def build(state, plan) -> dict:
     known = {n.id for n in plan.nodes}
     edges = [{"from": d, "to": n.id} for n in plan.nodes for d in n.deps if d in known]
     _, invs = invariant_status(state, plan)
-    banner = [f"inv:{r['id']} red on trunk {state.trunk} (obs #{r['seq']})"
-              for r in invs if r["verdict"] in ("fail", "conflict")]
+    banner = [f"inv:{r.id} red on trunk {state.trunk} (obs #{r.seq})" for r in invs if r.verdict in ("fail", "conflict")]
     counts = {p: sum(1 for n in nodes if n["phase"] == p) for p in PHASES}
     return {"trunk": state.trunk, "trunkCommit": state.trunk_commit, "entries": state.seq + 1,
             "nodes": nodes, "edges": edges, "banner": banner, "phases": {p: c for p, c in counts.items() if c}}

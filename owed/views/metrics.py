@@ -20,10 +20,54 @@ from __future__ import annotations
 
 from owed import entries as E
 from owed.views.report import since_filter
-from owed.views.status import parse_ts
+from owed.views.status import Record, parse_ts
 
 CLASSES = ("writes", "answer", "trunk", "resume", "rule", "plan", "review", "waive", "defer", "evidence", "abandon",
            "approve", "other")
+
+
+class Interruptions(Record):
+    total: int
+    halts: int
+    answers: int
+    per_merged_node: float | None
+
+
+class Spread(Record):
+    median: int | None
+    p90: int | None
+
+
+class SpreadMax(Record):
+    median: int | None
+    p90: int | None
+    max: int | None
+
+
+class ParentActs(Record):
+    total: int
+    per_merged_node: float | None
+    by_class: dict[str, int]
+
+
+class Grants(Record):
+    total: int
+    per_merged_node: float | None
+
+
+class Metrics(Record):
+    """`owed report --metrics` (--json: this record after `contract`); durations in milliseconds."""
+
+    since: str | None
+    until: str | None
+    merged: int
+    interruptions: Interruptions
+    submit_to_merge: SpreadMax
+    first_dispatch_to_merge: Spread
+    first_pass: float | None
+    repairs_per_merged_node: float | None
+    parent_acts: ParentActs
+    grants: Grants
 
 
 def _pct(values: list[int], q: float) -> int | None:
@@ -59,7 +103,7 @@ def _klass(e) -> str | None:
     return "other"
 
 
-def metrics(entries: list, since: str | None, until: str | None) -> dict:
+def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
     after = since_filter(since)
     upto = (lambda e: True) if until is None else (lambda e, f=since_filter(until): not f(e))
     window = [e for e in entries if after(e) and upto(e)]
@@ -103,40 +147,36 @@ def metrics(entries: list, since: str | None, until: str | None) -> dict:
     def per(x):
         return None if n == 0 else round(x / n, 4)
 
-    return {
-        "since": since, "until": until, "merged": n,
-        "interruptions": {"total": halts + answers, "halts": halts, "answers": answers, "perMergedNode": per(halts + answers)},
-        "submitToMerge": {"median": _pct(s2m, 0.5), "p90": _pct(s2m, 0.9), "max": max(s2m) if s2m else None},
-        "firstDispatchToMerge": {"median": _pct(d2m, 0.5), "p90": _pct(d2m, 0.9)},
-        "firstPass": None if n == 0 else round(first_pass / n, 4),
-        "repairsPerMergedNode": per(repairs),
-        "parentActs": {"total": acts, "perMergedNode": per(acts), "byClass": by_class},
-        "grants": {"total": grants, "perMergedNode": per(grants)},
-    }
+    return Metrics(
+        since=since, until=until, merged=n,
+        interruptions=Interruptions(halts + answers, halts, answers, per(halts + answers)),
+        submit_to_merge=SpreadMax(_pct(s2m, 0.5), _pct(s2m, 0.9), max(s2m) if s2m else None),
+        first_dispatch_to_merge=Spread(_pct(d2m, 0.5), _pct(d2m, 0.9)),
+        first_pass=None if n == 0 else round(first_pass / n, 4), repairs_per_merged_node=per(repairs),
+        parent_acts=ParentActs(acts, per(acts), by_class), grants=Grants(grants, per(grants)),
+    )
 
 
-def render(m: dict) -> str:
+def render(m: Metrics) -> str:
     def dur(v):
         return "n/a" if v is None else (f"{v / 1000:.1f} s" if v < 120000 else f"{v / 60000:.1f} min")
 
     def val(v):
         return "n/a" if v is None else f"{v:g}"
 
-    pa = m["parentActs"]
-    first_pass = "n/a" if m["firstPass"] is None else f"{m['firstPass']:.0%}"
-    top = sorted(((c, k) for c, k in pa["byClass"].items() if k), key=lambda x: (-x[1], x[0]))[:5]
+    pa, s2m, d2m, ints = m.parent_acts, m.submit_to_merge, m.first_dispatch_to_merge, m.interruptions
+    first_pass = "n/a" if m.first_pass is None else f"{m.first_pass:.0%}"
+    top = sorted(((c, k) for c, k in pa.by_class.items() if k), key=lambda x: (-x[1], x[0]))[:5]
     return "\n".join([
-        f"owed metrics{' since ' + m['since'] if m['since'] else ''}{' until ' + m['until'] if m['until'] else ''}: "
-        f"{m['merged']} merged",
-        f"Parent acts per merged node: {val(pa['perMergedNode'])} ({pa['total']} acts)"
+        f"owed metrics{' since ' + m.since if m.since else ''}{' until ' + m.until if m.until else ''}: "
+        f"{m.merged} merged",
+        f"Parent acts per merged node: {val(pa.per_merged_node)} ({pa.total} acts)"
         + (f" — {', '.join(f'{c} {k}' for c, k in top)}" if top else ""),
-        f"Grants: {m['grants']['total']} ({val(m['grants']['perMergedNode'])} per merged node)",
-        f"Driver halts + answers per merged node (partial): {val(m['interruptions']['perMergedNode'])} "
-        f"({m['interruptions']['halts']} halts, {m['interruptions']['answers']} answers)",
-        f"Submit to merge: median {dur(m['submitToMerge']['median'])}, p90 {dur(m['submitToMerge']['p90'])}, "
-        f"max {dur(m['submitToMerge']['max'])}",
-        f"First dispatch to merge: median {dur(m['firstDispatchToMerge']['median'])}, "
-        f"p90 {dur(m['firstDispatchToMerge']['p90'])}",
+        f"Grants: {m.grants.total} ({val(m.grants.per_merged_node)} per merged node)",
+        f"Driver halts + answers per merged node (partial): {val(ints.per_merged_node)} "
+        f"({ints.halts} halts, {ints.answers} answers)",
+        f"Submit to merge: median {dur(s2m.median)}, p90 {dur(s2m.p90)}, max {dur(s2m.max)}",
+        f"First dispatch to merge: median {dur(d2m.median)}, p90 {dur(d2m.p90)}",
         f"First-pass acceptance: {first_pass}",
-        f"Repairs per merged node: {val(m['repairsPerMergedNode'])}",
+        f"Repairs per merged node: {val(m.repairs_per_merged_node)}",
     ])

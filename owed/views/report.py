@@ -13,11 +13,166 @@ blocked (active blocks and how to clear them), In progress, and a totals line.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from owed import entries as E
 from owed.errors import UsageError
 from owed.globs import match_any, unguarded_globs
-from owed.views.status import parse_ts
+from owed.views.status import Need, Progress, Record, Status, needs_lines, parse_ts, progress_line, render_status
+
+
+class OwnerAct(Record):
+    seq: int
+    ts: str
+    by: str
+    channel: str | None
+    kind: str
+    what: str
+    reason: str | None
+
+
+class MergeRow(Record):
+    seq: int
+    node: str
+    attempt: int
+    commit: str
+    ts: str
+    defers: list[int]
+
+
+class ReviewRow(Record):
+    seq: int
+    node: str
+    by: str
+    verdict: str
+    rank: int
+    obligation: str
+    note: str | None
+
+
+class RulingRow(Record):
+    seq: int
+    by: str
+    nodes: list[str]
+    text: str
+
+
+class PlanRow(Record):
+    seq: int
+    by: str
+    note: str | None
+    downgrades: list[str]
+    under: int | UnsetType = UNSET  # the allowance (plan seq) a parent's downgrade was recorded under
+
+
+class AdoptionRow(Record):
+    seq: int
+    by: str
+    commit: str
+    commits: int
+    note: str
+    under: int | None
+
+
+class GrantRow(Record):
+    seq: int
+    node: str
+    attempt: int
+    paths: list[str]
+    allowance: int
+
+
+class EscapeRow(Record):
+    seq: int
+    node: str
+    merge: int
+    class_: str = msgspec.field(name="class")
+    note: str = ""
+
+
+class HaltRow(Record):
+    seq: int
+    node: str
+    reason: str
+
+
+class Report(Record):
+    """`owed report` (--json: this record after `contract`); `escape_metric` is set by the op (ops/escapes.py)."""
+
+    since: str | None
+    entries: int
+    merges: list[MergeRow]
+    observations: dict[str, int]
+    reviews: list[ReviewRow]
+    rulings: list[RulingRow]
+    plans: list[PlanRow]
+    owner_decisions: list[OwnerAct]
+    adoptions: list[AdoptionRow]
+    escapes: list[EscapeRow]
+    halts: list[HaltRow]
+    grants: list[GrantRow]
+    escape_metric: dict[str, Any] | UnsetType = UNSET
+
+
+class BriefMerged(Record):
+    node: str
+    seq: int
+    measured: int
+    waived: int
+    reviewed: list[str]
+    reviewers: list[str]
+    untested: list[str]
+
+
+class BriefBlocked(Record):
+    node: str
+    obligation: str
+    seq: int
+    clear: str
+
+
+class Totals(Record):
+    merged: int
+    accepted_unmerged: int
+    blocked: int
+    ready: int
+    waiting: int
+
+
+class Unguarded(Record):
+    node: str
+    seq: int
+    plan: int
+    unguarded: list[str]
+
+
+class Easing(Record):
+    """An easing recorded under an owner allowance: a parent's plan downgrade or owed's writes grant."""
+
+    seq: int
+    kind: str
+    node: str
+    allowance: int
+    what: str
+
+
+class Brief(Record):
+    """`owed brief` (--json: this record after `contract`)."""
+
+    owner_acts: list[OwnerAct]
+    status: Status
+    next: list[Need]
+    merged: list[BriefMerged]
+    blocked: list[BriefBlocked]
+    in_progress: list[Progress]
+    totals: Totals
+    since: str | None
+    unguarded: list[Unguarded]
+    under_allowance: list[Easing]
+    known_red: list[dict] | UnsetType = UNSET
 
 
 def since_filter(since: str | None):
@@ -45,7 +200,7 @@ def _owner(e) -> bool:
     return e.by.startswith("owner:")
 
 
-def owner_acts(entries) -> list[dict]:
+def owner_acts(entries) -> list[OwnerAct]:
     out = []
     for e in entries:
         if not _owner(e):
@@ -63,57 +218,51 @@ def owner_acts(entries) -> list[dict]:
                 "adopt": lambda: f"adopt {e.commits} commit(s) → {e.commit[:12]}",
                 }.get(k, lambda: k)()
         reason = getattr(e, "reason", None) or getattr(e, "note", None)
-        out.append({"seq": e.seq, "ts": e.ts, "by": e.by, "channel": e.channel, "kind": k, "what": what,
-                    "reason": reason})
+        out.append(OwnerAct(e.seq, e.ts, e.by, e.channel, k, what, reason))
     return out
 
 
-def build_report(entries, since: str | None, state=None) -> dict:
+def build_report(entries, since: str | None, state=None) -> Report:
     """`state` (optional) names the allowance a parent's downgrade was recorded under (`plans[].under`)."""
     keep = since_filter(since)
     unders = {p.seq: p.under for p in state.plans} if state is not None else {}
     window = [e for e in entries if keep(e)]
-    obs = {"pass": 0, "fail": 0, "error": 0}
-    merges, reviews, rulings, plans, adoptions, escapes, halts, grants = [], [], [], [], [], [], [], []
+    r = Report(since=since, entries=len(window), merges=[], observations={"pass": 0, "fail": 0, "error": 0},
+               reviews=[], rulings=[], plans=[], owner_decisions=[a for a in owner_acts(window) if a.kind != "adopt"],
+               adoptions=[], escapes=[], halts=[], grants=[])
     for e in window:
         k = E.kind_of(e)
         if k == "obs":
-            obs[e.verdict] = obs.get(e.verdict, 0) + 1
+            r.observations[e.verdict] = r.observations.get(e.verdict, 0) + 1
         elif k == "merge":
-            merges.append({"seq": e.seq, "node": e.node, "attempt": e.attempt, "commit": e.commit, "ts": e.ts,
-                           "defers": list(e.defers)})
+            r.merges.append(MergeRow(e.seq, e.node, e.attempt, e.commit, e.ts, list(e.defers)))
         elif k == "review":
-            reviews.append({"seq": e.seq, "node": e.node, "by": e.by, "verdict": e.verdict, "rank": e.rank,
-                            "obligation": e.obligation, "note": e.note})
+            r.reviews.append(ReviewRow(e.seq, e.node, e.by, e.verdict, e.rank, e.obligation, e.note))
         elif k == "rule":
-            rulings.append({"seq": e.seq, "by": e.by, "nodes": list(e.nodes), "text": e.text})
+            r.rulings.append(RulingRow(e.seq, e.by, list(e.nodes), e.text))
         elif k == "plan":
-            plans.append({"seq": e.seq, "by": e.by, "note": e.note,
-                          "downgrades": [f"{d.node}: {d.what}" for d in e.downgrades],
-                          **({"under": unders[e.seq]} if unders.get(e.seq) is not None else {})})
+            under = unders.get(e.seq)
+            r.plans.append(PlanRow(e.seq, e.by, e.note, [f"{d.node}: {d.what}" for d in e.downgrades],
+                                   under if under is not None else UNSET))
         elif k == "adopt":
-            adoptions.append({"seq": e.seq, "by": e.by, "commit": e.commit, "commits": e.commits, "note": e.note,
-                              "under": e.under})
+            r.adoptions.append(AdoptionRow(e.seq, e.by, e.commit, e.commits, e.note, e.under))
         elif k == "grant":
-            grants.append({"seq": e.seq, "node": e.node, "attempt": e.attempt, "paths": list(e.paths),
-                           "allowance": e.allowance})
+            r.grants.append(GrantRow(e.seq, e.node, e.attempt, list(e.paths), e.allowance))
         elif k == "escape":
-            escapes.append({"seq": e.seq, "node": e.node, "merge": e.merge, "class": e.class_, "note": e.note})
+            r.escapes.append(EscapeRow(e.seq, e.node, e.merge, e.class_, e.note))
         elif k == "halt":
-            halts.append({"seq": e.seq, "node": e.node, "reason": e.reason})
-    return {"since": since, "entries": len(window), "merges": merges, "observations": obs, "reviews": reviews,
-            "rulings": rulings, "plans": plans, "ownerDecisions": [a for a in owner_acts(window) if a["kind"] != "adopt"],
-            "adoptions": adoptions, "escapes": escapes, "halts": halts, "grants": grants}
+            r.halts.append(HaltRow(e.seq, e.node, e.reason))
+    return r
 
 
-def _allowance(p: dict) -> str:
-    if p.get("under") is not None:
-        return f" under allowance (plan #{p['under']})"
+def _allowance(p: PlanRow) -> str:
+    if p.under is not UNSET:
+        return f" under allowance (plan #{p.under})"
     # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
-    return " under allowance" if p["by"].startswith("parent:") else ""
+    return " under allowance" if p.by.startswith("parent:") else ""
 
 
-def under_allowance(state, entries, since: str | None) -> list[dict]:
+def under_allowance(state, entries, since: str | None) -> list[Easing]:
     """Easings recorded under an owner allowance since `since`: parents' plan downgrades and owed's writes
     grants, each labelled with the plan entry whose `allow` covered it."""
     keep = since_filter(since)
@@ -124,63 +273,69 @@ def under_allowance(state, entries, since: str | None) -> list[dict]:
         if not keep(e) or k not in ("plan", "grant"):
             continue
         if k == "grant":
-            out.append({"seq": e.seq, "kind": "grant", "node": e.node, "allowance": e.allowance,
-                        "what": f"{e.node} attempt {e.attempt}: writes {', '.join(e.paths)} granted by owed under "
-                                f"allowance (plan #{e.allowance})"})
+            out.append(Easing(e.seq, "grant", e.node, e.allowance,
+                              f"{e.node} attempt {e.attempt}: writes {', '.join(e.paths)} granted by owed under "
+                              f"allowance (plan #{e.allowance})"))
         elif unders.get(e.seq) is not None and e.downgrades:
-            out += [{"seq": e.seq, "kind": "plan", "node": d.node, "allowance": unders[e.seq],
-                     "what": f"plan #{e.seq} {d.node}: {d.what} by {e.by} under allowance (plan #{unders[e.seq]})"}
+            out += [Easing(e.seq, "plan", d.node, unders[e.seq],
+                           f"plan #{e.seq} {d.node}: {d.what} by {e.by} under allowance (plan #{unders[e.seq]})")
                     for d in e.downgrades]
     return out
 
 
-def render_report(r: dict) -> str:
-    head = f"owed report{' since ' + r['since'] if r['since'] else ''}: {r['entries']} entries"
-    out = [head]
-    out.append(f"Merged ({len(r['merges'])}):" if r["merges"] else "Merged: none")
-    out += [f"  #{m['seq']} {m['node']} attempt {m['attempt']} → {m['commit'][:12]}"
-            + (f" (deferred debt #{', #'.join(map(str, m['defers']))})" if m["defers"] else "") for m in r["merges"]]
-    o = r["observations"]
+def render_report(r: Report) -> str:
+    out = [f"owed report{' since ' + r.since if r.since else ''}: {r.entries} entries"]
+    out.append(f"Merged ({len(r.merges)}):" if r.merges else "Merged: none")
+    out += [f"  #{m.seq} {m.node} attempt {m.attempt} → {m.commit[:12]}"
+            + (f" (deferred debt #{', #'.join(map(str, m.defers))})" if m.defers else "") for m in r.merges]
+    o = r.observations
     out.append(f"Observations: {o['pass']} pass · {o['fail']} fail · {o['error']} error")
-    if r["reviews"]:
-        oks = sum(1 for v in r["reviews"] if v["verdict"] == "ok")
-        out.append(f"Reviews: {oks} ok · {len(r['reviews']) - oks} block")
-        out += [f"  #{v['seq']} {v['node']} {v['obligation']} {v['verdict']} by {v['by']} (rank {v['rank']})"
-                for v in r["reviews"] if v["verdict"] == "block"]
-    if r["rulings"]:
+    if r.reviews:
+        oks = sum(1 for v in r.reviews if v.verdict == "ok")
+        out.append(f"Reviews: {oks} ok · {len(r.reviews) - oks} block")
+        out += [f"  #{v.seq} {v.node} {v.obligation} {v.verdict} by {v.by} (rank {v.rank})"
+                for v in r.reviews if v.verdict == "block"]
+    if r.rulings:
         out.append("Rulings:")
-        out += [f"  #{x['seq']} {', '.join(x['nodes'])}: {x['text']}" for x in r["rulings"]]
-    downs = [p for p in r["plans"] if p["downgrades"]]
+        out += [f"  #{x.seq} {', '.join(x.nodes)}: {x.text}" for x in r.rulings]
+    downs = [p for p in r.plans if p.downgrades]
     if downs:
         out.append("Downgrades:")
-        # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
-        out += [f"  plan #{p['seq']} by {p['by']}{_allowance(p)}: {d}"
-                + (f" — {p['note']}" if p["note"] else "") for p in downs for d in p["downgrades"]]
-    if r.get("grants"):
+        out += [f"  plan #{p.seq} by {p.by}{_allowance(p)}: {d}" + (f" — {p.note}" if p.note else "")
+                for p in downs for d in p.downgrades]
+    if r.grants:
         out.append("Writes granted:")
-        out += [f"  #{g['seq']} {g['node']} attempt {g['attempt']}: {', '.join(g['paths'])} granted by owed under "
-                f"allowance (plan #{g['allowance']})" for g in r["grants"]]
-    if r["ownerDecisions"]:
+        out += [f"  #{g.seq} {g.node} attempt {g.attempt}: {', '.join(g.paths)} granted by owed under "
+                f"allowance (plan #{g.allowance})" for g in r.grants]
+    if r.owner_decisions:
         out.append("Owner decisions:")
-        out += [f"  #{a['seq']} {a['what']} by {a['by']} ({a['channel']})" + (f": {a['reason']}" if a["reason"] else "")
-                for a in r["ownerDecisions"]]
-    if r["adoptions"]:
+        out += [_owner_line(a) for a in r.owner_decisions]
+    if r.adoptions:
         out.append("Trunk adoptions:")
-        out += [f"  #{a['seq']} {a['commits']} commit(s) → {a['commit'][:12]}: {a['note']}"
-                + (f" (adopted by {a['by']} under allowance (plan #{a['under']}))" if a.get("under") is not None else "")
-                for a in r["adoptions"]]
-    m = r.get("escapeMetric")
-    if r["escapes"] or (m and (m["total"] or m["decoys"])):
-        out.append("Escapes:")
-        out += [f"  #{x['seq']} {x['node']} (merge #{x['merge']}) {x['class']}: {x['note']}" for x in r["escapes"]]
-        if m:
-            counts = ", ".join(f"{c} {n}" for c, n in m["byClass"].items() if n)
-            out.append(f"  by class: {counts or 'none'}")
-            if m["decoys"]:
-                out.append("  decoys: " + ", ".join(f"{n} {v}" for n, v in sorted(m["decoys"].items())))
-                rate = "n/a" if m["rate"] is None else f"{m['rate']:.0%}"
-                out.append(f"  escape rate: {rate} ({m['escaped']} escaped / {m['caught'] + m['escaped']} decided)")
-    return "\n".join(out)
+        out += [f"  #{a.seq} {a.commits} commit(s) → {a.commit[:12]}: {a.note}"
+                + (f" (adopted by {a.by} under allowance (plan #{a.under}))" if a.under is not None else "")
+                for a in r.adoptions]
+    return "\n".join(out + _escape_lines(r))
+
+
+def _owner_line(a: OwnerAct) -> str:
+    return f"  #{a.seq} {a.what} by {a.by} ({a.channel})" + (f": {a.reason}" if a.reason else "")
+
+
+def _escape_lines(r: Report) -> list[str]:
+    m = r.escape_metric if r.escape_metric is not UNSET else None
+    if not (r.escapes or (m and (m["total"] or m["decoys"]))):
+        return []
+    out = ["Escapes:"]
+    out += [f"  #{x.seq} {x.node} (merge #{x.merge}) {x.class_}: {x.note}" for x in r.escapes]
+    if m:
+        counts = ", ".join(f"{c} {n}" for c, n in m["byClass"].items() if n)
+        out.append(f"  by class: {counts or 'none'}")
+        if m["decoys"]:
+            out.append("  decoys: " + ", ".join(f"{n} {v}" for n, v in sorted(m["decoys"].items())))
+            rate = "n/a" if m["rate"] is None else f"{m['rate']:.0%}"
+            out.append(f"  escape rate: {rate} ({m['escaped']} escaped / {m['caught'] + m['escaped']} decided)")
+    return out
 
 
 def _last_merges(entries, last: int) -> list:
@@ -203,7 +358,7 @@ def brief_facts_needed(state, plan, entries, since: str | None, last: int = 10) 
     return pairs, {_plan_before(state, e.seq).sha for e in last_merges}
 
 
-def unguarded_merges(state, entries, changed, plans, last: int = 10) -> list[dict]:
+def unguarded_merges(state, entries, changed, plans, last: int = 10) -> list[Unguarded]:
     """The last `last` merges' Unguarded paths (changed paths no invariant reads), each under the plan in force
     at that merge (the latest genesis/plan entry before it). `changed[(prior, commit)]` and `plans[sha]` are
     facts the op loaded (brief_facts_needed)."""
@@ -211,36 +366,50 @@ def unguarded_merges(state, entries, changed, plans, last: int = 10) -> list[dic
     for e in _last_merges(entries, last):
         ref = _plan_before(state, e.seq)
         invs = plans[ref.sha].invariants
-        out.append({"node": e.node, "seq": e.seq, "plan": ref.seq,
-                    "unguarded": unguarded_globs(changed[(e.prior, e.commit)],
-                                                 lambda p: any(match_any(inv.reads, p) for inv in invs))})
+        out.append(Unguarded(e.node, e.seq, ref.seq, unguarded_globs(
+            changed[(e.prior, e.commit)], lambda p: any(match_any(inv.reads, p) for inv in invs))))
     return out
 
 
-def build_brief(state, plan, entries, since: str | None, status: dict, changed, plans=None) -> dict:
+def build_brief(state, plan, entries, since: str | None, status: Status, changed, plans=None) -> Brief:
     """The brief (pure): `changed[(prior, commit)]` the changed paths and `plans[sha]` the recorded plans that
     brief_facts_needed named (without `plans`, no Unguarded section)."""
-    from owed.acceptance import active_blocks, items
-    from owed.views.why import clear_hint
+    blocked = _brief_blocked(state, plan)
+    s = status.summary
+    totals = Totals(s.merged, sum(1 for p in status.in_progress if p.phase.startswith("accepted")),
+                    len({b.node for b in blocked}), len(status.ready), len(status.waiting))
+    unguarded = unguarded_merges(state, entries, changed, plans) if plans is not None else []
+    return Brief(owner_acts=owner_acts(entries), status=status, next=status.next,
+                 merged=_brief_merged(state, plan, entries, since, changed), blocked=blocked,
+                 in_progress=status.in_progress, totals=totals, since=since, unguarded=unguarded,
+                 under_allowance=under_allowance(state, entries, since), known_red=status.known_red or UNSET)
+
+
+def _brief_merged(state, plan, entries, since: str | None, changed) -> list[BriefMerged]:
+    from owed.acceptance import items
 
     keep = since_filter(since)
     merged = []
     for e in entries:
         if E.kind_of(e) != "merge" or not keep(e):
             continue
-        its = items(state, plan, e.node, closed_ok=True) if state.nodes.get(e.node) and state.nodes[e.node].merged == e.seq else []
+        rec = state.nodes.get(e.node)
+        its = items(state, plan, e.node, closed_ok=True) if rec and rec.merged == e.seq else []
         node = plan.node(e.node)
         untested = []
         if node is not None:
             untested = [p for p in changed[(e.prior, e.commit)] if not any(match_any(c.reads, p) for c in node.checks)]
-        merged.append({
-            "node": e.node, "seq": e.seq,
-            "measured": sum(1 for i in its if i.mark == "E" and i.status == "measured"),
-            "waived": sum(1 for i in its if i.mark == "W"),
-            "reviewed": [i.obligation for i in its if i.status == "reviewed"],
-            "reviewers": sorted({r for i in its for r in i.reviewers}),
-            "untested": untested,
-        })
+        merged.append(BriefMerged(
+            e.node, e.seq, measured=sum(1 for i in its if i.mark == "E" and i.status == "measured"),
+            waived=sum(1 for i in its if i.mark == "W"), reviewed=[i.obligation for i in its if i.status == "reviewed"],
+            reviewers=sorted({r for i in its for r in i.reviewers}), untested=untested))
+    return merged
+
+
+def _brief_blocked(state, plan) -> list[BriefBlocked]:
+    from owed.acceptance import active_blocks
+    from owed.views.why import clear_hint
+
     blocked = []
     for n in plan.nodes:
         rec = state.nodes.get(n.id)
@@ -248,62 +417,43 @@ def build_brief(state, plan, entries, since: str | None, status: dict, changed, 
             continue
         slot = state.open_slot(n.id)
         c12 = slot.cand.commit[:12] if slot and slot.cand else None
-        for b in active_blocks(state, plan, n.id):
-            blocked.append({"node": n.id, "obligation": b.obligation, "seq": b.seq, "clear": clear_hint(b, n.id, c12)})
-    s = status["summary"]
-    accepted_unmerged = sum(1 for p in status["inProgress"] if p["phase"].startswith("accepted"))
-    totals = {"merged": s["merged"], "acceptedUnmerged": accepted_unmerged,
-              "blocked": len({b["node"] for b in blocked}), "ready": len(status["ready"]),
-              "waiting": len(status["waiting"])}
-    unguarded = unguarded_merges(state, entries, changed, plans) if plans is not None else []
-    return {"ownerActs": owner_acts(entries), "status": status, "next": status["next"], "merged": merged, "blocked": blocked,
-            "inProgress": status["inProgress"], "totals": totals, "since": since, "unguarded": unguarded,
-            "underAllowance": under_allowance(state, entries, since),
-            **({"knownRed": status["knownRed"]} if status.get("knownRed") else {})}
+        blocked += [BriefBlocked(n.id, b.obligation, b.seq, clear_hint(b, n.id, c12))
+                    for b in active_blocks(state, plan, n.id)]
+    return blocked
 
 
-def render_brief(b: dict) -> str:
-    from owed.views.status import render_status
-
-    st = render_status(b["status"]).splitlines()
-    out = [st[0]]
-    if b["ownerActs"]:
-        out.append(f"Owner acts ({len(b['ownerActs'])}):")
-        out += [f"  #{a['seq']} {a['what']} by {a['by']} ({a['channel']})" + (f": {a['reason']}" if a["reason"] else "")
-                for a in b["ownerActs"]]
-    needs = b["status"]["needsYou"]
-    if needs:
-        out.append(f"Needs you ({len(needs)}):")
-        out += [f"  {n['node']}: {n['reason']} → {n['command']}" for n in needs]
-    else:
-        out.append("Needs you: none")
-    if b.get("underAllowance"):
-        out.append(f"Under allowance ({len(b['underAllowance'])}):")
-        out += [f"  #{x['seq']} {x['what']}" for x in b["underAllowance"]]
-    if b["merged"]:
-        out.append(f"Merged ({len(b['merged'])}):")
-        for m in b["merged"]:
-            line = f"  {m['node']} (#{m['seq']}): {m['measured']} measured, {m['waived']} waived"
-            if m["reviewed"]:
-                line += f"; reviewed {', '.join(m['reviewed'])} by {', '.join(m['reviewers'])}"
-            line += f"; untested changes: {', '.join(m['untested'][:10]) if m['untested'] else 'none'}"
+def render_brief(b: Brief) -> str:
+    out = [render_status(b.status).splitlines()[0]]
+    if b.owner_acts:
+        out.append(f"Owner acts ({len(b.owner_acts)}):")
+        out += [_owner_line(a) for a in b.owner_acts]
+    out += needs_lines(b.status.needs_you)
+    if b.under_allowance:
+        out.append(f"Under allowance ({len(b.under_allowance)}):")
+        out += [f"  #{x.seq} {x.what}" for x in b.under_allowance]
+    if b.merged:
+        out.append(f"Merged ({len(b.merged)}):")
+        for m in b.merged:
+            line = f"  {m.node} (#{m.seq}): {m.measured} measured, {m.waived} waived"
+            if m.reviewed:
+                line += f"; reviewed {', '.join(m.reviewed)} by {', '.join(m.reviewers)}"
+            line += f"; untested changes: {', '.join(m.untested[:10]) if m.untested else 'none'}"
             out.append(line)
-    if b.get("unguarded"):
-        out.append(f"Unguarded paths of the last {len(b['unguarded'])} merges (no invariant reads them; advisory):")
-        out += [f"  {u['node']} (#{u['seq']}): {', '.join(u['unguarded']) if u['unguarded'] else 'none'}"
-                for u in b["unguarded"]]
-    if b["blocked"]:
+    if b.unguarded:
+        out.append(f"Unguarded paths of the last {len(b.unguarded)} merges (no invariant reads them; advisory):")
+        out += [f"  {u.node} (#{u.seq}): {', '.join(u.unguarded) if u.unguarded else 'none'}" for u in b.unguarded]
+    if b.blocked:
         out.append("Rejected or blocked:")
-        out += [f"  {x['node']} {x['obligation']} (#{x['seq']}): {x['clear']}" for x in b["blocked"]]
-    if b.get("knownRed"):
+        out += [f"  {x.node} {x.obligation} (#{x.seq}): {x.clear}" for x in b.blocked]
+    if b.known_red:
         from owed.known_red import text
 
         out.append("Known red (assigned trunk debt):")
-        out += [f"  {text(k)}" for k in b["knownRed"]]
-    if b["inProgress"]:
+        out += [f"  {text(k)}" for k in b.known_red]
+    if b.in_progress:
         out.append("In progress:")
-        out += [f"  {p['node']}: {p['phase']}" + (f" · {p['age']}" if p.get("age") else "") for p in b["inProgress"]]
-    t = b["totals"]
-    out.append(f"Totals: {t['merged']} merged · {t['acceptedUnmerged']} accepted, not merged · {t['blocked']} blocked · "
-               f"{t['ready']} ready · {t['waiting']} waiting on dependencies")
+        out += [progress_line(p) for p in b.in_progress]
+    t = b.totals
+    out.append(f"Totals: {t.merged} merged · {t.accepted_unmerged} accepted, not merged · {t.blocked} blocked · "
+               f"{t.ready} ready · {t.waiting} waiting on dependencies")
     return "\n".join(out)

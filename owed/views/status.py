@@ -17,6 +17,10 @@ Empty sections are omitted.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from owed import known_red as KR
 from owed.acceptance import accepted, active_blocks, items
@@ -25,6 +29,85 @@ from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
 from owed.views.queue import merge_waiting, phase_of
+
+
+Need = dict[str, Any]  # a Needs-you item {node, reason, command, …} (several views make them; views/next.py orders them)
+
+
+class Record(msgspec.Struct, rename="camel"):
+    """A view's record: JSON keys are the camelCase field names, in field order; UNSET fields are left out.
+    A view that gains a key adds a field (UNSET by default when the key is optional)."""
+
+
+class Summary(Record):
+    merged: int
+    in_progress: int
+    need_you: int
+    trunk: str
+    trunk_commit: str
+    invariants_ok: int
+    invariants: int
+
+
+class PlanInfo(Record):
+    seq: int
+    sha: str
+    path: str | None
+
+
+class Progress(Record):
+    node: str
+    phase: str
+    attempt: int | UnsetType = UNSET  # a held node has no attempt in progress
+    age: str = ""
+
+
+class ReadyRow(Record):
+    node: str
+    overlaps: list[str]
+
+
+class InvariantRow(Record):
+    id: str
+    key: str | None
+    verdict: str
+    seq: int | None
+
+
+class ReceiptItem(Record):
+    obligation: str
+    mark: str
+    discharger: str | None
+
+
+class ReceiptRow(Record):
+    node: str
+    items: list[ReceiptItem]
+
+
+class Status(Record):
+    """`owed status` (--json: this record after `contract`)."""
+
+    summary: Summary
+    entries: int
+    head: str | None
+    plan: PlanInfo | None
+    needs_you: list[Need]
+    in_progress: list[Progress]
+    debt: list[str]
+    ready: list[ReadyRow]
+    waiting: list[str]
+    later: list[str]
+    merged: list[str]
+    invariants: list[InvariantRow]
+    trunk_worktree: str | None
+    merge_queue: list[str]
+    merge_waiting: dict[str, dict]
+    next: list[Need]
+    trunk_red: list[dict] | UnsetType = UNSET
+    known_red: list[dict] | UnsetType = UNSET
+    lapsed_known_red: list[dict] | UnsetType = UNSET
+    receipts: list[ReceiptRow] | UnsetType = UNSET
 
 
 def parse_ts(ts: str) -> datetime | None:
@@ -48,14 +131,14 @@ def age(ts: str, now: datetime) -> str:
     return f"{s // 86400}d"
 
 
-def invariant_status(state, plan) -> tuple[int, list[dict]]:
+def invariant_status(state, plan) -> tuple[int, list[InvariantRow]]:
     ok, rows = 0, []
     for inv in plan.invariants:
         key = state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", f"inv:{inv.id}", key) if key else None
         v = agg.verdict if agg else "none"
         ok += v == "pass"
-        rows.append({"id": inv.id, "key": key, "verdict": v, "seq": agg.last.seq if agg and agg.last else None})
+        rows.append(InvariantRow(inv.id, key, v, agg.last.seq if agg and agg.last else None))
     return ok, rows
 
 
@@ -117,14 +200,13 @@ def merge_queue(state, plan, progress: list[dict] | None = None) -> list[str]:
     return ordered(state, plan)
 
 
-def receipts(state, plan) -> list[dict]:
+def receipts(state, plan) -> list[ReceiptRow]:
     """--full: every open candidate's items as marks (E / W / D and who discharges a debt)."""
     out = []
     for n in plan.nodes:
         its = items(state, plan, n.id)
         if its:
-            out.append({"node": n.id, "items": [{"obligation": i.obligation, "mark": i.mark,
-                                                  "discharger": i.discharger} for i in its]})
+            out.append(ReceiptRow(n.id, [ReceiptItem(i.obligation, i.mark, i.discharger) for i in its]))
     return out
 
 
@@ -179,33 +261,63 @@ def node_needs(state, plan, node_id: str) -> list[dict]:
     return [_ready_need(node_id, ov)]
 
 
-def _ready_rows(state, plan, ready: list[str]) -> list[dict]:
+def _ready_rows(state, plan, ready: list[str]) -> list[ReadyRow]:
     from owed.globs import may_overlap
 
     open_writes = _open_writes(state, plan)
-    return [{"node": n, "overlaps": sorted(o for o, w in open_writes.items()
-                                           if may_overlap(list(plan.node(n).writes), list(w)))} for n in ready]
+    return [ReadyRow(n, sorted(o for o, w in open_writes.items() if may_overlap(list(plan.node(n).writes), list(w))))
+            for n in ready]
 
 
-def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
+def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> Status:
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
-    progress, debt = [], []
     red = TR.trunk_red(state, plan)
     needs = trunk_needs(state, facts) + TR.needs(state, plan) + orphan_needs(state, plan)
-    for r in invs:
-        if r["verdict"] in ("fail", "conflict"):
-            debt.append(f"inv:{r['id']} red on trunk (obs #{r['seq']})")
+    debt = [f"inv:{r.id} red on trunk (obs #{r.seq})" for r in invs if r.verdict in ("fail", "conflict")]
     known, lapsed = KR.view(state, plan)
     debt += [KR.text(k) for k in known]
     queue = merge_queue(state, plan)
     merge_wait = merge_waiting(queue, facts.get("merging"))
+    progress = _progress(state, plan, now, facts, merge_wait, needs, debt)
+    ready = readiness.ready_nodes(state, plan)
+    ready_rows = _ready_rows(state, plan, ready)
+    if not facts.get("driver"):
+        needs += [_ready_need(r.node, r.overlaps) for r in ready_rows]
+    merged = state.merged  # a dict built per read: once, not once per node
+    waiting = [n.id for n in plan.nodes if n.id not in merged and not n.later and n.id not in ready
+               and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
+    later = [n.id for n in plan.nodes if n.later and n.id not in merged]
+    merged_now = sum(1 for n in plan.nodes if n.id in merged)
+    return Status(
+        summary=Summary(merged_now, len(progress), len(needs), state.trunk, state.trunk_commit, inv_ok, len(invs)),
+        entries=state.seq + 1, head=state.head,
+        plan=PlanInfo(state.plan.seq, state.plan.sha, state.plan.path) if state.plan else None,
+        needs_you=needs, in_progress=progress, debt=debt, ready=ready_rows, waiting=waiting, later=later,
+        merged=sorted(merged), invariants=invs, trunk_worktree=facts.get("trunk_worktree"),
+        merge_queue=queue, merge_waiting=merge_wait, next=next_items(needs, queue),
+        trunk_red=[{k: r[k] for k in ("obligation", "key", "text")} for r in red] if red else UNSET,
+        known_red=known or UNSET, lapsed_known_red=lapsed or UNSET,
+        receipts=receipts(state, plan) if full else UNSET,
+    )
+
+
+def build_doc(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
+    """The status record as its JSON document (camelCase keys), for readers of the document (views/wake.py)."""
+    return msgspec.to_builtins(build(state, plan, now, facts, full))
+
+
+def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict, needs: list[Need],
+              debt: list[str]) -> list[Progress]:
+    """The In progress rows in plan order; each open node's Needs-you items and debt lines are added to
+    `needs` and `debt` on the way (in the same order)."""
+    progress = []
     for node in plan.nodes:
         rec = state.nodes.get(node.id)
         if rec is None or rec.merged is not None:
             continue
         if rec.held is not None:
-            progress.append({"node": node.id, "phase": f"held (abandon #{rec.held})", "age": ""})
+            progress.append(Progress(node.id, f"held (abandon #{rec.held})"))
             continue
         slot = state.open_slot(node.id)
         if slot is None:
@@ -217,68 +329,50 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
             phase, since = waited
         elif phase.startswith("accepted"):
             phase = phase_of(node.id, facts.get("merging"), merge_wait)
-        progress.append({"node": node.id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)})
+        progress.append(Progress(node.id, phase, slot.attempt, age(since, now)))
         needs += with_halt(state, node.id, _needs(state, plan, node.id, phase, its))
-        for w in rec.waivers:
-            debt.append(f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}")
-        for d in rec.defers:
-            if d.used is None:
-                debt.append(f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}")
-    ready = readiness.ready_nodes(state, plan)
-    ready_rows = _ready_rows(state, plan, ready)
-    if not facts.get("driver"):
-        needs += [_ready_need(r["node"], r["overlaps"]) for r in ready_rows]
-    merged = state.merged  # a dict built per read: once, not once per node
-    waiting = [n.id for n in plan.nodes if n.id not in merged and not n.later and n.id not in ready
-               and not state.open_slot(n.id) and not (state.nodes.get(n.id) and state.nodes[n.id].held is not None)]
-    later = [n.id for n in plan.nodes if n.later and n.id not in merged]
-    merged_now = sum(1 for n in plan.nodes if n.id in merged)
-    return {
-        "summary": {"merged": merged_now, "inProgress": len(progress), "needYou": len(needs), "trunk": state.trunk,
-                    "trunkCommit": state.trunk_commit, "invariantsOk": inv_ok, "invariants": len(invs)},
-        "entries": state.seq + 1, "head": state.head,
-        "plan": {"seq": state.plan.seq, "sha": state.plan.sha, "path": state.plan.path} if state.plan else None,
-        "needsYou": needs, "inProgress": progress, "debt": debt, "ready": ready_rows, "waiting": waiting,
-        "later": later, "merged": sorted(merged), "invariants": invs,
-        "trunkWorktree": facts.get("trunk_worktree"),
-        "mergeQueue": queue, "mergeWaiting": merge_wait, "next": next_items(needs, queue),
-        **({"trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red]} if red else {}),
-        **({"knownRed": known} if known else {}), **({"lapsedKnownRed": lapsed} if lapsed else {}),
-        **({"receipts": receipts(state, plan)} if full else {}),
-    }
+        debt += [f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}" for w in rec.waivers]
+        debt += [f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}"
+                 for d in rec.defers if d.used is None]
+    return progress
 
 
-def render_status(v: dict) -> str:
-    s = v["summary"]
-    mark = "✔" if s["invariantsOk"] == s["invariants"] else "✘"
-    lines = [f"owed: {s['merged']} merged · {s['inProgress']} in progress · {s['needYou']} need you · "
-             f"trunk {s['trunk']} {s['trunkCommit'][:7]} {mark} invariants ({s['invariantsOk']}/{s['invariants']})"]
-    if v["needsYou"]:
-        lines.append(f"Needs you ({len(v['needsYou'])}):")
-        lines += [f"  {n['node']}: {n['reason']} → {n['command']}" for n in v["needsYou"]]
-    else:
-        lines.append("Needs you: none")
-    if v["inProgress"]:
-        lines.append(f"In progress ({len(v['inProgress'])}):")
-        lines += [f"  {p['node']}: {p['phase']}" + (f" · {p['age']}" if p.get("age") else "") for p in v["inProgress"]]
-    if v["debt"]:
+def progress_line(p: Progress) -> str:
+    return f"  {p.node}: {p.phase}" + (f" · {p.age}" if p.age else "")
+
+
+def needs_lines(needs: list[Need]) -> list[str]:
+    if not needs:
+        return ["Needs you: none"]
+    return [f"Needs you ({len(needs)}):", *(f"  {n['node']}: {n['reason']} → {n['command']}" for n in needs)]
+
+
+def render_status(v: Status) -> str:
+    s = v.summary
+    mark = "✔" if s.invariants_ok == s.invariants else "✘"
+    lines = [f"owed: {s.merged} merged · {s.in_progress} in progress · {s.need_you} need you · "
+             f"trunk {s.trunk} {s.trunk_commit[:7]} {mark} invariants ({s.invariants_ok}/{s.invariants})"]
+    lines += needs_lines(v.needs_you)
+    if v.in_progress:
+        lines.append(f"In progress ({len(v.in_progress)}):")
+        lines += [progress_line(p) for p in v.in_progress]
+    if v.debt:
         lines.append("Debt:")
-        lines += [f"  {d}" for d in v["debt"]]
-    if v["ready"]:
-        lines.append(f"Ready ({len(v['ready'])}): " + ", ".join(
-            r["node"] + (f" (overlaps {', '.join(r['overlaps'])})" if r["overlaps"] else "") for r in v["ready"]))
-    if v["waiting"]:
-        lines.append(f"Waiting for dependencies ({len(v['waiting'])}): {', '.join(v['waiting'])}")
-    if v["later"]:
-        lines.append(f"Backlog (later) ({len(v['later'])}): {', '.join(v['later'])}")
-    if "receipts" in v:
-        lines += [f"Lapsed known red (removable): {KR.text(k)}" for k in v.get("lapsedKnownRed", ())]
-        lines.append(f"Merge queue: {', '.join(v['mergeQueue']) or 'none'}")
-        for r in v["receipts"]:
-            lines.append(f"  {r['node']}: " + ", ".join(
-                f"{i['mark']} {i['obligation']}" + (f" ({i['discharger']})" if i["mark"] == "D" else "")
-                for i in r["items"]))
-    if v.get("trunkWorktree"):
-        lines.append(f"Trunk {s['trunk']} is checked out at {v['trunkWorktree']}; merges fast-forward it there (keep it clean)")
+        lines += [f"  {d}" for d in v.debt]
+    if v.ready:
+        lines.append(f"Ready ({len(v.ready)}): " + ", ".join(
+            r.node + (f" (overlaps {', '.join(r.overlaps)})" if r.overlaps else "") for r in v.ready))
+    if v.waiting:
+        lines.append(f"Waiting for dependencies ({len(v.waiting)}): {', '.join(v.waiting)}")
+    if v.later:
+        lines.append(f"Backlog (later) ({len(v.later)}): {', '.join(v.later)}")
+    if v.receipts is not UNSET:
+        lines += [f"Lapsed known red (removable): {KR.text(k)}" for k in v.lapsed_known_red or ()]
+        lines.append(f"Merge queue: {', '.join(v.merge_queue) or 'none'}")
+        for r in v.receipts:
+            lines.append(f"  {r.node}: " + ", ".join(
+                f"{i.mark} {i.obligation}" + (f" ({i.discharger})" if i.mark == "D" else "") for i in r.items))
+    if v.trunk_worktree:
+        lines.append(f"Trunk {s.trunk} is checked out at {v.trunk_worktree}; merges fast-forward it there (keep it clean)")
     lines.append("Details: owed status --full · owed why <node>")
     return "\n".join(lines)

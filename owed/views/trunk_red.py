@@ -142,19 +142,20 @@ def merge_checks(state, node_id: str) -> list[dict]:
     return out
 
 
-def decorate_why(state, plan, node_id: str, v: dict) -> None:
-    """`owed why <node>`'s additions: the trunk-red waiting phase, the Merge checks, the known red it lifts."""
-    v["phase"] = waiting_phase(state, node_id) or v["phase"]
+def decorate_why(state, plan, node_id: str, v) -> None:
+    """`owed why <node>`'s additions (to its views/why.py record): the trunk-red waiting phase, the Merge
+    checks, the known red it lifts."""
+    v.phase = waiting_phase(state, node_id) or v.phase
     checks = merge_checks(state, node_id)
     if checks:
-        v["mergeChecks"] = checks
+        v.merge_checks = checks
     lifted = KR.lifts(state, plan, node_id)
     if lifted:
-        v["liftsKnownRed"] = lifted
+        v.lifts_known_red = lifted
 
 
-def merge_check_lines(v: dict) -> list[str]:
-    rows = v.get("mergeChecks") or []
+def merge_check_lines(v) -> list[str]:
+    rows = v.merge_checks or []
     out = ["Merge checks:"] if rows else []
     for r in rows:
         names = f" ({', '.join(r['failed'][:3])})" if r["failed"] else ""
@@ -162,7 +163,7 @@ def merge_check_lines(v: dict) -> list[str]:
                    + (f" → {r['discharger']}" if r.get("discharger") else ""))
         if r.get("hint"):
             out.append(f"      {r['hint']}")
-    for k in v.get("liftsKnownRed") or []:
+    for k in v.lifts_known_red or []:
         out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
                    f"that list: they must pass on its merge tree)")
     return out

@@ -15,14 +15,145 @@ from __future__ import annotations
 
 import shlex
 
+from msgspec import UNSET, UnsetType
+
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import UnknownNode
 from owed.globs import match_any
 from owed.measure.logtext import command_line
 from owed.views.driving import wait_phase
+from owed.views.status import Need, Record
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
+
+
+class Template(Record):
+    name: str
+    run: str
+
+
+class Counts(Record):
+    tests: int
+    passed: int | None
+    failed: int | None
+
+
+class ObsRow(Record):
+    seq: int
+    verdict: str
+    log: str | None
+    duration_ms: int | None
+    exit: int | None
+    note: str | None
+    counts: Counts | UnsetType = UNSET
+
+
+class WaiverRow(Record):
+    seq: int
+    by: str
+    reason: str
+    accept_risk: list[int]
+
+
+class OutOfWrites(Record):
+    paths: list[str]
+    hint: str | UnsetType = UNSET
+
+
+class ItemRow(Record):
+    """One obligation of the candidate; the optional parts are left out of the JSON when they do not apply."""
+
+    obligation: str
+    mark: str
+    status: str
+    key: str | None
+    template: Template | UnsetType = UNSET
+    discharger: str | UnsetType = UNSET
+    obs: ObsRow | UnsetType = UNSET
+    reviewers: list[str] | UnsetType = UNSET
+    waiver: WaiverRow | UnsetType = UNSET
+    blocks: list[int] | UnsetType = UNSET
+    hint: str | UnsetType = UNSET
+    out_of_writes: OutOfWrites | UnsetType = UNSET
+
+
+class BlockRow(Record):
+    seq: int
+    obligation: str
+    kind: str
+    by: str
+    rank: int
+    commit: str
+    note: str | None
+    needs: str | None
+    flaky: int | None
+    clear: str
+
+
+class ClearedRow(Record):
+    seq: int
+    obligation: str
+    kind: str
+    commit: str
+    cleared: int
+    how: str | None
+
+
+class DowngradeRow(Record):
+    plan: int
+    by: str
+    item: str
+    note: str | None
+
+
+class GrantRow(Record):
+    seq: int
+    allowance: int
+    commit: str
+    paths: list[str]
+
+
+class ExecView(Record):
+    wrap: str | list[str] | UnsetType = UNSET
+    env: list[str] | UnsetType = UNSET
+
+
+class CandidateRef(Record):
+    seq: int
+    commit: str
+    base: str
+    carried_by: int | UnsetType = UNSET
+
+
+class MergeRef(Record):
+    seq: int
+    commit: str | None
+
+
+class Why(Record):
+    """`owed why <node>` (--json: this record after `contract`); `why trunk` is views/trunk_red.py's record."""
+
+    node: str
+    title: str | None
+    phase: str
+    exec: ExecView | None
+    attempt: int
+    candidate: CandidateRef | None
+    merge: MergeRef | None
+    worktree: str | None
+    accepted: bool
+    items: list[ItemRow]
+    blocks: list[BlockRow]
+    cleared: list[ClearedRow]
+    untested: list[str]
+    downgrades: list[DowngradeRow]
+    superseded: list[dict]
+    granted_writes: list[GrantRow]
+    next: list[Need]
+    models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
+    merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
 
 
 def clear_hint(b, node_id: str, cand12: str | None) -> str:
@@ -79,7 +210,56 @@ def superseded_blocks(state, plan, rec, plans) -> list[dict]:
     return out
 
 
-def build(state, plan, node_id: str, changed: list[str] | None = None, plans=None) -> dict:
+def _item_row(state, plan, node_id: str, i, templated: dict, rec, slot) -> ItemRow:
+    row = ItemRow(i.obligation, i.mark, i.status, i.key)
+    kind, _, cid = i.obligation.partition(":")
+    if kind in ("check", "red", "strength") and cid in templated:
+        row.template = Template(templated[cid].template, templated[cid].run)
+    if i.discharger:
+        row.discharger = i.discharger
+    if i.obs is not None:
+        o = i.obs
+        row.obs = ObsRow(o.seq, o.verdict, o.log, o.duration_ms, o.exit, o.note)
+        if o.tests is not None:
+            row.obs.counts = Counts(o.tests, o.passed, o.failed_n)
+    if i.reviewers:
+        row.reviewers = i.reviewers
+    if i.waiver is not None:
+        w = next(w for w in rec.waivers if w.seq == i.waiver)
+        row.waiver = WaiverRow(w.seq, w.by, w.reason, w.accept_risk)
+    if i.blocks:
+        row.blocks = i.blocks
+    if i.hint:
+        row.hint = i.hint
+    if i.obligation == "writes" and i.obs is not None and i.obs.verdict == "fail" and i.obs.failed:
+        from owed.folds.grants import writes_hint
+
+        hint = writes_hint(state, plan, node_id, i.obs.failed) if slot else None
+        row.out_of_writes = OutOfWrites(list(i.obs.failed), hint if hint else UNSET)
+    return row
+
+
+def _exec_view(plan) -> ExecView | None:
+    ex = plan.exec_config
+    if not ex.wrap and not ex.env:
+        return None
+    return ExecView(wrap=(ex.wrap if isinstance(ex.wrap, str) else list(ex.wrap)) if ex.wrap else UNSET,
+                    env=sorted(ex.env) if ex.env else UNSET)  # names only, never values
+
+
+def _history(state, plan, node_id: str, rec, cand12: str | None):
+    """(active blocks, cleared blocks, downgrades naming the node)."""
+    blocks = [BlockRow(b.seq, b.obligation, b.kind, b.by, b.rank, b.commit, b.note, b.needs, b.flaky,
+                       clear_hint(b, node_id, cand12)) for b in active_blocks(state, plan, node_id)]
+    cleared = [ClearedRow(b.seq, b.obligation, b.kind, b.commit, b.cleared, b.cleared_how)
+               for b in (rec.blocks if rec else []) if b.cleared is not None]
+    downgrades = [DowngradeRow(p.seq, p.by + (f" under allowance (plan #{p.under})" if p.under is not None else ""),
+                               d, p.note)
+                  for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
+    return blocks, cleared, downgrades
+
+
+def build(state, plan, node_id: str, changed: list[str] | None = None, plans=None) -> Why:
     node = plan.node(node_id)
     if node is None:
         raise UnknownNode(f"unknown node {node_id!r} (not in the current plan)")
@@ -91,68 +271,23 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
     its = items(state, plan, node_id, closed_ok=merged)
     if merged and cand is None and rec.slot is not None:
         cand = rec.slot.cand
-    rows = []
     templated = {c.id: c for c in node.checks if c.template}
-    for i in its:
-        row = {"obligation": i.obligation, "mark": i.mark, "status": i.status, "key": i.key}
-        kind, _, cid = i.obligation.partition(":")
-        if kind in ("check", "red", "strength") and cid in templated:
-            row["template"] = {"name": templated[cid].template, "run": templated[cid].run}
-        if i.discharger:
-            row["discharger"] = i.discharger
-        if i.obs is not None:
-            o = i.obs
-            row["obs"] = {"seq": o.seq, "verdict": o.verdict, "log": o.log, "durationMs": o.duration_ms,
-                          "exit": o.exit, "note": o.note}
-            if o.tests is not None:
-                row["obs"]["counts"] = {"tests": o.tests, "passed": o.passed, "failed": o.failed_n}
-        if i.reviewers:
-            row["reviewers"] = i.reviewers
-        if i.waiver is not None:
-            w = next(w for w in rec.waivers if w.seq == i.waiver)
-            row["waiver"] = {"seq": w.seq, "by": w.by, "reason": w.reason, "acceptRisk": w.accept_risk}
-        if i.blocks:
-            row["blocks"] = i.blocks
-        if i.hint:
-            row["hint"] = i.hint
-        if i.obligation == "writes" and i.obs is not None and i.obs.verdict == "fail" and i.obs.failed:
-            from owed.folds.grants import writes_hint
-
-            hint = writes_hint(state, plan, node_id, i.obs.failed) if slot else None
-            row["outOfWrites"] = {"paths": list(i.obs.failed), **({"hint": hint} if hint else {})}
-        rows.append(row)
-    blocks = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "by": b.by, "rank": b.rank,
-               "commit": b.commit, "note": b.note, "needs": b.needs, "flaky": b.flaky,
-               "clear": clear_hint(b, node_id, cand12)} for b in active_blocks(state, plan, node_id)]
-    cleared = [{"seq": b.seq, "obligation": b.obligation, "kind": b.kind, "commit": b.commit,
-                "cleared": b.cleared, "how": b.cleared_how} for b in (rec.blocks if rec else []) if b.cleared is not None]
-    untested = []
-    if changed is not None:
-        untested = [p for p in changed if not any(match_any(c.reads, p) for c in node.checks)]
-    downgrades = [{"plan": p.seq, "by": p.by + (f" under allowance (plan #{p.under})" if p.under is not None else ""),
-                   "item": d, "note": p.note}
-                  for p in state.plans for d in p.downgrades if d.split(":", 1)[0] in (node_id, "*")]
-    ex = plan.exec_config
-    exec_view = {}
-    if ex.wrap:
-        exec_view["wrap"] = ex.wrap if isinstance(ex.wrap, str) else list(ex.wrap)
-    if ex.env:
-        exec_view["env"] = sorted(ex.env)  # names only, never values
-    return {
-        "node": node_id, "title": node.title, "phase": _phase(state, plan, node_id),
-        "exec": exec_view or None,
-        "attempt": slot.attempt if slot else (rec.attempts if rec else 0),
-        "candidate": {"seq": cand.seq, "commit": cand.commit, "base": cand.base,
-                      **({"carriedBy": cand.carry} if cand.carry is not None else {})} if cand else None,
-        "merge": {"seq": rec.merged, "commit": rec.merge_commit} if merged else None,
-        "worktree": slot.worktree if slot else None,
-        "accepted": bool(its) and not merged and accepted(state, plan, node_id),
-        "items": rows, "blocks": blocks, "cleared": cleared, "untested": untested, "downgrades": downgrades,
-        "superseded": superseded_blocks(state, plan, rec, plans) if plans is not None else [],
-        "grantedWrites": [{"seq": g[0], "allowance": g[1], "commit": g[2], "paths": g[3]}
-                          for g in (slot.grants if slot else [])],
-        "next": _next(state, plan, node_id, merged),
-    }
+    blocks, cleared, downgrades = _history(state, plan, node_id, rec, cand12)
+    untested = [] if changed is None else [p for p in changed if not any(match_any(c.reads, p) for c in node.checks)]
+    return Why(
+        node=node_id, title=node.title, phase=_phase(state, plan, node_id), exec=_exec_view(plan),
+        attempt=slot.attempt if slot else (rec.attempts if rec else 0),
+        candidate=CandidateRef(cand.seq, cand.commit, cand.base, cand.carry if cand.carry is not None else UNSET)
+        if cand else None,
+        merge=MergeRef(rec.merged, rec.merge_commit) if merged else None,
+        worktree=slot.worktree if slot else None,
+        accepted=bool(its) and not merged and accepted(state, plan, node_id),
+        items=[_item_row(state, plan, node_id, i, templated, rec, slot) for i in its],
+        blocks=blocks, cleared=cleared, untested=untested, downgrades=downgrades,
+        superseded=superseded_blocks(state, plan, rec, plans) if plans is not None else [],
+        granted_writes=[GrantRow(g[0], g[1], g[2], g[3]) for g in (slot.grants if slot else [])],
+        next=_next(state, plan, node_id, merged),
+    )
 
 
 def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
@@ -165,101 +300,110 @@ def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
     return next_items(trunk_needs(state, {}) + node_needs(state, plan, node_id), [node_id])
 
 
-def render(v: dict) -> str:
-    if v.get("view") == "trunk":  # owed why trunk / why inv:<id> (views/trunk_red.py)
+def render(v: Why | dict) -> str:
+    if isinstance(v, dict):  # owed why trunk / why inv:<id> (views/trunk_red.py)
         from owed.views.trunk_red import render_why
 
         return render_why(v)
-    head = f"{v['node']}" + (f": {v['title']}" if v.get("title") else "") + f" — {v['phase']}"
+    head = f"{v.node}" + (f": {v.title}" if v.title else "") + f" — {v.phase}"
     out = [head]
-    if not v["accepted"]:  # the node's Needs-you items (a driver halt, a decision), as status lists them
-        out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.get("next") or [] if n.get("node")]
-    c = v["candidate"]
+    if not v.accepted:  # the node's Needs-you items (a driver halt, a decision), as status lists them
+        out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.next or [] if n.get("node")]
+    c = v.candidate
     if c:
-        out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})"
-                   + (f", carried by plan #{c['carriedBy']}" if c.get("carriedBy") is not None else ""))
-    elif v["worktree"]:
-        out.append(f"No candidate yet: the writer works in {v['worktree']} and runs owed submit {v['node']}")
-    if v.get("exec"):
-        ex = v["exec"]
-        parts = []
-        if "wrap" in ex:
-            parts.append("wrap " + (ex["wrap"] if isinstance(ex["wrap"], str) else shlex.join(ex["wrap"])))
-        if "env" in ex:
-            parts.append("env " + ", ".join(ex["env"]))
+        out.append(f"Candidate #{c.seq} {c.commit[:12]} on base {c.base[:12]} (attempt {v.attempt})"
+                   + (f", carried by plan #{c.carried_by}" if c.carried_by is not UNSET else ""))
+    elif v.worktree:
+        out.append(f"No candidate yet: the writer works in {v.worktree} and runs owed submit {v.node}")
+    if v.exec:
+        ex, parts = v.exec, []
+        if ex.wrap is not UNSET:
+            parts.append("wrap " + (ex.wrap if isinstance(ex.wrap, str) else shlex.join(ex.wrap)))
+        if ex.env is not UNSET:
+            parts.append("env " + ", ".join(ex.env))
         out.append("Exec: " + " · ".join(parts))
-    for r in v["items"]:
-        mark = _MARK.get(r["status"], "○") if not (r["status"] == "missing" and r.get("discharger") == "reviewer") else "○"
-        line = f"  {r['mark']} {mark} {r['obligation']}: {r['status']}"
-        o = r.get("obs")
-        if o:
-            line += f" (obs #{o['seq']}"
-            if "counts" in o:
-                c = o["counts"]
-                line += (f", strength {c['passed']}/{c['tests']}" if r["obligation"].startswith("strength:")
-                         else f", {c['passed']}/{c['tests']} tests")
-            line += f", {o['durationMs']} ms" + (f", log {o['log'][:12]}" if o.get("log") else "") + ")"
-        if r["status"] == "blocked":
-            blockers = {b["seq"]: b["by"] for b in v["blocks"]}
-            by = sorted({blockers[s] for s in r.get("blocks", ()) if s in blockers})
-            if by:
-                line += f" by {', '.join(by)} ({', '.join(f'#{s}' for s in r['blocks'])})"
-            if r.get("reviewers"):
-                line += f"; ok by {', '.join(r['reviewers'])}"
-        elif r.get("reviewers"):
-            line += f" by {', '.join(r['reviewers'])}"
-        if r.get("waiver"):
-            w = r["waiver"]
-            line += f" — waived #{w['seq']} by {w['by']}: {w['reason']}"
-        if r.get("discharger") and r["mark"] == "D":
-            line += f" → {r['discharger']}"
-        out.append(line)
-        if r.get("template"):  # the versioned expansion the key was computed from
-            out.append(f"      template {r['template']['name']}: {command_line(r['template']['run'])}")
-        if o and o.get("note"):  # a pass has a note too when it says something (noisy (2/3 passed))
-            out += [f"      note #{o['seq']}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o["note"].splitlines())]
-        if r.get("hint"):
-            out.append(f"      {r['hint']}")
-        if r.get("outOfWrites"):
-            out.append(f"      out of writes: {', '.join(r['outOfWrites']['paths'])}")
-            if r["outOfWrites"].get("hint"):
-                out.append(f"      hint: {r['outOfWrites']['hint']}")
-    if v["blocks"]:
+    blockers = {b.seq: b.by for b in v.blocks}
+    for r in v.items:
+        out += _item_lines(r, blockers)
+    return "\n".join(out + _tail_lines(v))
+
+
+def _item_lines(r: ItemRow, blockers: dict[int, str]) -> list[str]:
+    reviewer_wait = r.status == "missing" and r.discharger == "reviewer"
+    line = f"  {r.mark} {'○' if reviewer_wait else _MARK.get(r.status, '○')} {r.obligation}: {r.status}"
+    o = r.obs if r.obs is not UNSET else None
+    if o:
+        line += f" (obs #{o.seq}"
+        if o.counts is not UNSET:
+            c = o.counts
+            line += (f", strength {c.passed}/{c.tests}" if r.obligation.startswith("strength:")
+                     else f", {c.passed}/{c.tests} tests")
+        line += f", {o.duration_ms} ms" + (f", log {o.log[:12]}" if o.log else "") + ")"
+    reviewers = r.reviewers if r.reviewers is not UNSET else []
+    if r.status == "blocked":
+        seqs = r.blocks if r.blocks is not UNSET else []
+        by = sorted({blockers[s] for s in seqs if s in blockers})
+        if by:
+            line += f" by {', '.join(by)} ({', '.join(f'#{s}' for s in seqs)})"
+        if reviewers:
+            line += f"; ok by {', '.join(reviewers)}"
+    elif reviewers:
+        line += f" by {', '.join(reviewers)}"
+    if r.waiver is not UNSET:
+        line += f" — waived #{r.waiver.seq} by {r.waiver.by}: {r.waiver.reason}"
+    if r.discharger is not UNSET and r.mark == "D":
+        line += f" → {r.discharger}"
+    out = [line]
+    if r.template is not UNSET:  # the versioned expansion the key was computed from
+        out.append(f"      template {r.template.name}: {command_line(r.template.run)}")
+    if o and o.note:  # a pass has a note too when it says something (noisy (2/3 passed))
+        out += [f"      note #{o.seq}: {ln}" if k == 0 else f"      {ln}" for k, ln in enumerate(o.note.splitlines())]
+    if r.hint is not UNSET:
+        out.append(f"      {r.hint}")
+    if r.out_of_writes is not UNSET:
+        out.append(f"      out of writes: {', '.join(r.out_of_writes.paths)}")
+        if r.out_of_writes.hint is not UNSET:
+            out.append(f"      hint: {r.out_of_writes.hint}")
+    return out
+
+
+def _tail_lines(v: Why) -> list[str]:
+    """Blocks, cleared and superseded blocks, untested changes, granted writes, downgrades, acceptance."""
+    out = []
+    if v.blocks:
         out.append("Blocks:")
-        for b in v["blocks"]:
-            who = f"{b['by']} rank {b['rank']}" if b["kind"] == "judgment" else "executor"
-            out.append(f"  ⛔ #{b['seq']} {b['obligation']} ({b['kind']}, {who}, on {b['commit'][:12]})")
-            if b.get("note"):
-                out.append(f"      {b['note'].splitlines()[0]}")
-            out.append(f"      clear: {b['clear']}")
-    if v.get("cleared"):
+        for b in v.blocks:
+            who = f"{b.by} rank {b.rank}" if b.kind == "judgment" else "executor"
+            out.append(f"  ⛔ #{b.seq} {b.obligation} ({b.kind}, {who}, on {b.commit[:12]})")
+            if b.note:
+                out.append(f"      {b.note.splitlines()[0]}")
+            out.append(f"      clear: {b.clear}")
+    if v.cleared:
         out.append("Cleared blocks:")
-        out += [f"  #{b['seq']} {b['obligation']} ({b['kind']}, on {b['commit'][:12]}): {b['how']} (#{b['cleared']})"
-                for b in v["cleared"]]
-    if v.get("superseded"):
+        out += [f"  #{b.seq} {b.obligation} ({b.kind}, on {b.commit[:12]}): {b.how} (#{b.cleared})" for b in v.cleared]
+    if v.superseded:
         out.append("Superseded blocks (no longer bind; no rerun, no waiver):")
-        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} ({'writes' if b['obligation'] == 'writes' else 'check ' + b['check']} {b['reason']})"
-                for b in v["superseded"]]
-    if v["untested"]:
-        shown = v["untested"][:20]
-        out.append(f"Untested changes ({len(v['untested'])}): {', '.join(shown)}" + (" …" if len(v["untested"]) > 20 else ""))
-    for g in v.get("grantedWrites") or []:
-        shown = ", ".join(g["paths"][:20]) + (f" … +{len(g['paths']) - 20} more" if len(g["paths"]) > 20 else "")
-        out.append(f"Granted writes: {shown} (#{g['seq']}, allowance plan #{g['allowance']})")
-    grants = v.get("grantedWrites") or []
-    if v["downgrades"] or grants:  # ΔO⁻: the plan's easings and owed's grants, each with its authority
+        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} "
+                f"({'writes' if b['obligation'] == 'writes' else 'check ' + b['check']} {b['reason']})"
+                for b in v.superseded]
+    if v.untested:
+        shown = v.untested[:20]
+        out.append(f"Untested changes ({len(v.untested)}): {', '.join(shown)}" + (" …" if len(v.untested) > 20 else ""))
+    for g in v.granted_writes:
+        shown_paths = ", ".join(g.paths[:20]) + (f" … +{len(g.paths) - 20} more" if len(g.paths) > 20 else "")
+        out.append(f"Granted writes: {shown_paths} (#{g.seq}, allowance plan #{g.allowance})")
+    if v.downgrades or v.granted_writes:  # ΔO⁻: the plan's easings and owed's grants, each with its authority
         out.append("Plan downgrades:")
-        out += [f"  plan #{d['plan']} by {d['by']}: {d['item']}" + (f" — {d['note']}" if d.get("note") else "")
-                for d in v["downgrades"]]
-        out += [f"  grant #{g['seq']}: writes {', '.join(g['paths'][:20])}" + (" …" if len(g["paths"]) > 20 else "")
-                + f" granted by owed under allowance (plan #{g['allowance']})" for g in grants]
-    if v.get("models"):
+        out += [f"  plan #{d.plan} by {d.by}: {d.item}" + (f" — {d.note}" if d.note else "") for d in v.downgrades]
+        out += [f"  grant #{g.seq}: writes {', '.join(g.paths[:20])}" + (" …" if len(g.paths) > 20 else "")
+                + f" granted by owed under allowance (plan #{g.allowance})" for g in v.granted_writes]
+    if v.models:
         from owed.views.models import lines
 
-        out += lines(v["models"])
+        out += lines(v.models)
     from owed.views.trunk_red import merge_check_lines
 
     out += merge_check_lines(v)
-    if v["accepted"]:
-        out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v['node']}")
-    return "\n".join(out)
+    if v.accepted:
+        out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v.node}")
+    return out

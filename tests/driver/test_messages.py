@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
+import msgspec
+
 from driver.messages import follow_up, reviewer_task, writer_task
 from owed import entries as E
 from tests.driver.test_policy import Book
@@ -99,7 +101,7 @@ def test_why_shows_the_first_20_granted_paths_then_the_rest_as_a_count():
     view = build(b.state, b.plan, "k1", None)
     line = next(ln for ln in render(view).splitlines() if ln.startswith("Granted writes:"))
     assert line == (f"Granted writes: {', '.join(paths[:20])} … +5 more (#{b.state.seq}, allowance plan #0)")
-    assert view["grantedWrites"][0]["paths"] == list(paths)  # JSON keeps them all
+    assert msgspec.to_builtins(view)["grantedWrites"][0]["paths"] == list(paths)  # JSON keeps them all
 
 
 def test_a_repair_follow_up_for_uncovered_writes_carries_the_allow_rule_hint():

@@ -197,6 +197,8 @@ def test_sweep_refusals_and_busy_lease(tmp_path):
 
 
 def test_unguarded_paths_use_the_plan_in_force_at_each_merge():
+    import msgspec
+
     from owed import entries as E
     from owed.plan.load import parse_plan
     from owed.state import PlanRef, State
@@ -209,5 +211,5 @@ def test_unguarded_paths_use_the_plan_in_force_at_each_merge():
               for s, n, c in ((3, "a", "c1"), (7, "b", "c2"))]
     changed = {("pc1", "c1"): ["src/x.py", "docs/a/b.md", "README.md"], ("pc2", "c2"): ["docs/a/b.md", "tools/t.sh"]}
     rows = unguarded_merges(st, merges, changed, {"old": old, "new": new})
-    assert rows == [{"node": "a", "seq": 3, "plan": 0, "unguarded": ["README.md", "docs/a/**"]},
-                    {"node": "b", "seq": 7, "plan": 5, "unguarded": ["tools/**"]}]
+    assert msgspec.to_builtins(rows) == [{"node": "a", "seq": 3, "plan": 0, "unguarded": ["README.md", "docs/a/**"]},
+                                         {"node": "b", "seq": 7, "plan": 5, "unguarded": ["tools/**"]}]

@@ -406,6 +406,6 @@ class AcceptanceMachine(RuleBasedStateMachine):
 
         if fresh.plan is None:
             return
-        shown = build(fresh, Ledger(self.w.dir).plan(fresh.plan.sha), datetime.now(timezone.utc))["debt"]
+        shown = build(fresh, Ledger(self.w.dir).plan(fresh.plan.sha), datetime.now(timezone.utc)).debt
         red = {d.split()[0].removeprefix("inv:") for d in shown if " red on trunk " in d}
         assert red == oracle.red_on_trunk(raw, self._blob), (red, oracle.red_on_trunk(raw, self._blob))

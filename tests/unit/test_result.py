@@ -157,7 +157,7 @@ def test_an_act_returns_what_it_recorded_and_the_confirmation(started):
     from owed.ops import act_cmds, work_cmds
 
     res = work_cmds.dispatch(str(started), "greeting")
-    assert res.recorded == (res.doc["seq"],) and res.text.startswith("Dispatched greeting attempt 1")
+    assert res.recorded == (res.doc.seq,) and res.text.startswith("Dispatched greeting attempt 1")
     res = act_cmds.rule(str(started), "plain text only", nodes="greeting")
     assert res.recorded == (res.doc["entry"]["seq"],) and res.exit_code == 0
     assert f"#{res.doc['entry']['seq']}" in res.text
@@ -179,7 +179,7 @@ def test_a_measuring_op_reports_to_the_watcher_not_to_stdout(started, capsys):
     from owed.measure import watch
     from owed.ops import work_cmds
 
-    wt = Path(work_cmds.dispatch(str(started), "greeting").doc["worktree"])
+    wt = Path(work_cmds.dispatch(str(started), "greeting").doc.worktree)
     (wt / "hello.txt").write_text("hello\n")
     git(wt, "add", "-A")
     git(wt, "commit", "-q", "-m", "greet")
