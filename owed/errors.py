@@ -50,9 +50,11 @@ class Refused(OwedError):
 
 
 class Stale(Refused):
-    """What the act was prepared on (plan, candidate, trunk, prior) changed meanwhile: retry."""
+    """What the act was prepared on (plan, candidate, trunk, prior) changed meanwhile: retry. `cas_exhausted`:
+    dispatch retried until its rounds ran out (the ledger kept moving; not a problem of the node's)."""
 
     code = "stale"
+    cas_exhausted = False
 
 
 class Conflict(Refused):

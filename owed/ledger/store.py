@@ -21,6 +21,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 
@@ -38,6 +39,7 @@ from owed.result import noted
 from owed.state import STATE_VERSION, State
 
 _BLOB = re.compile(r"^[0-9a-f]{64}$")
+_E = TypeVar("_E", bound=E.Entry)  # append returns the entries `make` drafted, sealed: their own kinds
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.
 RECORDED: list[int] = []
@@ -270,7 +272,7 @@ class Ledger:
 
     # --- appending -----------------------------------------------------------------------------------
 
-    def append(self, make: Callable[[State], Sequence[E.Entry]], *, create: bool = False) -> tuple[State, list[E.Entry]]:
+    def append(self, make: Callable[[State], Sequence[_E]], *, create: bool = False) -> tuple[State, list[_E]]:
         """Under the lock: load, let `make` build drafts from the fresh state, validate, append, fsync.
 
         Drafts carry placeholder seq/ts/prev; this fills them in. `make` may raise (e.g. Refused):
@@ -293,7 +295,7 @@ class Ledger:
                 state = self._snap_dec.decode(self._snap_enc.encode(
                     _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
                               state=state))).state
-            written: list[E.Entry] = []
+            written: list = []
             ts = now_iso()
             for d in drafts:
                 e = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))

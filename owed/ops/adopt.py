@@ -77,7 +77,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
         by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
                                                         f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
                                                         f"{shown}\nNote: {note}")
-    observed = []
+    observed: list = []
     from owed.ops.adopt_wait import DEFAULT_WAIT_S, Budget, marker, wait_turn
 
     budget = Budget(DEFAULT_WAIT_S if wait_s is None else wait_s)

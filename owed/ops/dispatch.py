@@ -259,7 +259,12 @@ def _make_worktree(repo, main: Path, root: Path, node_id: str, attempt: int, bra
             undo.add(lambda: repo.remove_info_exclude_bytes(added))
     repo.add_worktree(wt, branch, base)
     undo.add(lambda: repo.delete_ref_cas(f"refs/heads/{branch}", base))
-    undo.add(lambda: (repo.remove_worktree(wt, force=True), shutil.rmtree(wt, ignore_errors=True)))
+
+    def remove() -> None:
+        repo.remove_worktree(wt, force=True)
+        shutil.rmtree(wt, ignore_errors=True)
+
+    undo.add(remove)
     return wt
 
 

@@ -15,6 +15,7 @@ Prints `Unguarded paths`: changed paths no invariant reads, collapsed to directo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from owed import entries as E
 from owed.globs import unguarded_globs
@@ -36,7 +37,7 @@ class MergeResult:
     observations: list = field(default_factory=list)
     unguarded: list = field(default_factory=list)
     reused: list = field(default_factory=list)
-    refreshed: object = None  # the RefreshResult of the trunk refresh merge ran first
+    refreshed: Any = None  # the RefreshResult of the trunk refresh merge ran first (ops/refresh.py)
 
 
 def _preflight(ctx: Context, node_id: str):
@@ -213,7 +214,7 @@ def _probes(ctx: Context, node, pre: str, measured) -> list:
     from owed.measure.items import node_check_keys
     from owed.measure.run import Job, measure
 
-    out = []
+    out: list = []
     failing = [x for x in measured if x.verdict == "fail" and x.job.subject == node.id]
     if not failing:
         return out

@@ -97,6 +97,7 @@ def recover(ledger, repo) -> str | None:
     if found is None:  # a torn intent file: the ref moves only after it was fsynced, so nothing moved
         clear(ledger)
         return "dropped an unreadable merge intent"
+    assert isinstance(found, tuple)
     trunk, draft = found
     outcome: list[str] = []
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from owed import entries as E
 from owed import principals as P
@@ -19,11 +20,12 @@ from owed.errors import Refused, Stale, UsageError
 from owed.git import Repo
 from owed.ledger.store import Ledger
 from owed.ops import authority
+from owed.plan.model import Plan
 
 
 @dataclass
 class PlanSource:
-    plan: object
+    plan: Plan
     blob: bytes
     path: str | None  # repo-relative when inside the repository
     rev: str | None
@@ -43,9 +45,9 @@ def shell_lint(source: str, new, old=None) -> list[str]:
 
 @dataclass
 class PlanResult:
-    entry: E.Entry | None
+    entry: Any  # E.Genesis (init) or E.Plan (update); None when the plan is unchanged
     sha: str
-    plan: object
+    plan: Plan
     downgrades: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     unchanged: bool = False

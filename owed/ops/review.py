@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 from pathlib import Path
 
 from owed import entries as E
@@ -129,7 +130,7 @@ def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str,
     label = f"rank {e.rank}" + (", owner override" if P.role_of(by) == "owner" else "")
     lines = [f"Recorded review #{e.seq} of {node_id} {obligation}: {verdict} ({label}) by {who(by, channel)} "
              f"on candidate #{cand.seq} {cand12}"]
-    doc = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
+    doc: dict[str, Any] = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
     if verdict == "block":
         b = _block_of(state, node_id, e.seq)
         hint = clear_hint(b, node_id, cand12)
@@ -181,7 +182,7 @@ def approve(cwd: str, node_id: str, *, note: str | None = None, block: bool = Fa
     e = written[0]
     cand = state.open_slot(node_id).cand
     cand12 = short(cand.commit)
-    doc = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
+    doc: dict[str, Any] = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
     if block:
         lines = [f"Recorded owner block #{e.seq} of {node_id} approve by {who(by, channel)} on candidate #{cand.seq} "
                  f"{cand12}", f"clear: a later owner approval: owed approve {node_id} --candidate {cand12}"]

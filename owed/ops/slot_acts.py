@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from owed import entries as E
 from owed import principals as P
@@ -105,7 +106,7 @@ def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str
                  expect: str | None) -> E.Resume:
     """Inside the lock: the resume of the open slot, or the release of a hold (refused otherwise)."""
     rec = state.nodes.get(node_id)
-    base = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
+    base: dict[str, Any] = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
     if state.open_slot(node_id) is None:
         if rec is None or rec.held is None:
             raise Refused(f"{node_id} has no open slot to resume and is not held (next: owed dispatch {node_id})")

@@ -105,10 +105,12 @@ def _klass(e) -> str | None:
 
 def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
     after = since_filter(since)
-    upto = (lambda e: True) if until is None else (lambda e, f=since_filter(until): not f(e))
-    window = [e for e in entries if after(e) and upto(e)]
-    first_dispatch, submits, blocked_before = {}, {}, {}
-    last_submit = {}
+    before = since_filter(until) if until is not None else None
+    window = [e for e in entries if after(e) and (before is None or not before(e))]
+    first_dispatch: dict[str, E.Dispatch] = {}
+    submits: dict[tuple[str, int], list[E.Submit]] = {}
+    blocked_before: dict[str, int] = {}
+    last_submit: dict[tuple[str, int], E.Submit] = {}
     for e in entries:
         k = E.kind_of(e)
         if k == "dispatch":
@@ -121,7 +123,9 @@ def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
             node = e.subject if k == "obs" else e.node
             blocked_before.setdefault(node, e.seq)
     merges = [e for e in window if E.kind_of(e) == "merge"]
-    s2m, d2m, first_pass, repairs = [], [], 0, 0
+    s2m: list[int] = []
+    d2m: list[int] = []
+    first_pass = repairs = 0
     for m in merges:
         sub = last_submit.get((m.node, m.attempt))
         if sub is not None and sub.seq < m.seq and (v := _ms(sub.ts, m.ts)) is not None:

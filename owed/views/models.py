@@ -39,7 +39,7 @@ def view(state, plan, node_id: str, full: bool = False) -> dict | None:
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id) or (rec.slot if rec is not None else None)  # a merged node: its last slot
     cand = slot.cand if slot else None
-    if cand is None or rec is None:
+    if slot is None or cand is None or rec is None:
         return None
     keys = set(cand.keys.values())
     reviews = [r for r in rec.reviews if r.attempt == slot.attempt and r.key in keys and r.model]

@@ -97,7 +97,7 @@ MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/princip
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
              "owed/readiness.py", "owed/waits.py", "owed/result.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py",
-             "owed/rails.py"]
+             "owed/rails.py", "owed/ops", "owed/views"]
 
 
 def test_mypy_on_the_pure_core():
