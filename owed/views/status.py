@@ -187,6 +187,18 @@ def _ready_rows(state, plan, ready: list[str]) -> list[dict]:
                                            if may_overlap(list(plan.node(n).writes), list(w)))} for n in ready]
 
 
+def _open_row(state, plan, node_id: str, slot, merging, merge_wait, now: datetime) -> tuple[dict, list]:
+    """The In-progress row of an open attempt: its phase (a driver halt or wait first) and age."""
+    phase, its = _phase(state, plan, node_id)
+    since = slot.cand.ts if slot.cand else slot.ts
+    waited = wait_phase(state, plan, node_id)
+    if waited:
+        phase, since = waited
+    elif phase.startswith("accepted"):
+        phase = phase_of(node_id, merging, merge_wait)
+    return {"node": node_id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)}, its
+
+
 def build(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
     facts = facts or {}
     inv_ok, invs = invariant_status(state, plan)
@@ -210,15 +222,9 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         slot = state.open_slot(node.id)
         if slot is None:
             continue
-        phase, its = _phase(state, plan, node.id)
-        since = slot.cand.ts if slot.cand else slot.ts
-        waited = wait_phase(state, plan, node.id)
-        if waited:
-            phase, since = waited
-        elif phase.startswith("accepted"):
-            phase = phase_of(node.id, facts.get("merging"), merge_wait)
-        progress.append({"node": node.id, "phase": phase, "attempt": slot.attempt, "age": age(since, now)})
-        needs += with_halt(state, node.id, _needs(state, plan, node.id, phase, its))
+        row, its = _open_row(state, plan, node.id, slot, facts.get("merging"), merge_wait, now)
+        progress.append(row)
+        needs += with_halt(state, node.id, _needs(state, plan, node.id, row["phase"], its))
         for w in rec.waivers:
             debt.append(f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}")
         for d in rec.defers:
