@@ -132,7 +132,10 @@ def start(drv, act, state, plan) -> str:
     run = state.nodes[node_id].runs[act.rid]
     spec = json.loads(ledger.get_blob(run.spec))
     task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
-    start_run(drv, state, plan, act.rid, run.role, act.generation, task, spec.get("env") or {})
+    env = dict(spec.get("env") or {})
+    if run.role == "reviewer" and act.generation > 1 and run.rulings:  # a re-acknowledgment's watermark
+        env["OWED_ACK_RULINGS"] = str(run.rulings)
+    start_run(drv, state, plan, act.rid, run.role, act.generation, task, env)
     return f"{act.rid} generation {act.generation} (re)started"
 
 
@@ -140,7 +143,12 @@ def send(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
 
-    text = M.follow_up(state, plan, act.node, act.reason, act.detail)
+    extra: dict = {}
+    if act.role == "reviewer":  # a re-acknowledgment: the review packet again, after what is new
+        task, extra = M.reviewer_task(state, plan, act.node, int(act.rid.rsplit(":", 1)[1]))
+        text = M.reack(act.detail) + task
+    else:
+        text = M.follow_up(state, plan, act.node, act.reason, act.detail)
     sha = drv.ctx.ledger.put_blob(text.encode())
     carried = _carried(state, act.node)
 
@@ -153,7 +161,7 @@ def send(drv, act, state, plan) -> str:
                        generation=act.generation, rulings=carried or None)]
 
     drv.ctx.ledger.append(make)
-    start_run(drv, state, plan, act.rid, "writer", act.generation, text, {})
+    start_run(drv, state, plan, act.rid, act.role or "writer", act.generation, text, extra)
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 
 

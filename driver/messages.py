@@ -98,6 +98,12 @@ def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None)
     return "\n".join(lines) + "\n"
 
 
+def reack(ruling: str | None) -> str:
+    return (f"What is new: ruling #{ruling} was recorded after your review. Read it below, look at the candidate "
+            "again and record your review once more with the --ack-rulings shown (block if the writer must "
+            "change something).\n\n")
+
+
 def reviewer_identity(node_id: str, attempt: int, k: int) -> str:
     return f"reviewer:drive-{node_id}-{attempt}-{k}"
 
@@ -134,5 +140,6 @@ def reviewer_task(state, plan, node_id: str, k: int) -> tuple[str, dict]:
               "--block --needs-parent."]
     if closure:
         lines.append("The change touches the check closure: also record --obligation closure-review at rank 2.")
-    env = {"OWED_REVIEWER": who, "OWED_CANDIDATE": c12, "OWED_REVIEW_RANK": str(rank)}
+    env = {"OWED_REVIEWER": who, "OWED_CANDIDATE": c12, "OWED_REVIEW_RANK": str(rank),
+           **({"OWED_ACK_RULINGS": str(latest)} if ack else {})}
     return "\n".join(lines) + "\n", env

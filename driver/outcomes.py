@@ -52,7 +52,7 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
         return f"refused: {reason}"
     if code == EXIT_BUSY:
         return "busy; retry next pass"
-    drv._backoff(node)
+    drv.backoff.push(node)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
 
 
@@ -71,5 +71,5 @@ def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, a
         return {EXIT_OK: "accepted", EXIT_REFUSED: "new failure", EXIT_OPEN: "obligations open"}[code]
     if code == EXIT_BUSY:
         return "busy; retry next pass"
-    drv._backoff(node)
+    drv.backoff.push(node)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"

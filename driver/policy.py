@@ -313,6 +313,8 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
 
 def _owner_due(n: _Node, its) -> list[Action] | None:
     owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
+    if any(i.mark == "D" and i.discharger == "reviewer" for i in its):  # approval comes after the reviews
+        owner = [i for i in owner if i.obligation != "approve"]
     if not owner:
         return None
     i, c12 = owner[0], n.slot.cand.commit[:12]
@@ -334,7 +336,9 @@ def _review_due(n: _Node, its) -> list[Action] | None:
         return None
     cand, rec = n.slot.cand, n.rec
     need = max(n.plan.node(n.id).review.count, 1 if "closure-review" in cand.keys else 0, 1)
-    mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
+    commit_of = {seq: commit for seq, commit in n.slot.commits}  # a resubmit of the same commit keeps its reviewers
+    mine = [r for r in rec.runs.values() if r.role == REVIEWER and (r.cand == cand.seq or
+                                                                    commit_of.get(r.cand) == cand.commit)]
     if n.resumed:  # after a resume the reviewers of this candidate get another round
         mine = [r for r in mine if r.launch > rec.epoch]
     if len(mine) < need:
@@ -343,9 +347,25 @@ def _review_due(n: _Node, its) -> list[Action] | None:
                        n=len(mine) + 1)]
     if [r for r in mine if (n.runs.get(r.rid) and n.runs[r.rid].state in ("running", "starting"))]:
         return []
+    reack = _reack(n, reviews, mine)
+    if reack is not None:
+        return [reack]
     missing = ", ".join(i.obligation for i in reviews)
     return [_halt(n.id, n.a, f"review missing: reviewer runs ended without recording {missing}", "human",
                   f"owed review {n.id} --ok|--block --as reviewer:<id> --candidate {cand.commit[:12]} --note \"...\"")]
+
+
+def _reack(n: _Node, reviews, mine) -> Action | None:
+    """Only the rulings acknowledgment is missing (a ruling, e.g. `*`, came after the reviews): the latest
+    driver reviewer gets one re-acknowledgment follow-up per ruling (its `rulings` records the watermark)."""
+    if [i.obligation for i in reviews] != ["rulings"] or not mine:
+        return None
+    latest = max((r.seq for r in n.state.rules if "*" in r.nodes or n.id in r.nodes), default=0)
+    last = max(mine, key=lambda r: r.launch)
+    if last.rulings >= latest:
+        return None
+    return Action("send", n.id, n.a, rid=last.rid, role=REVIEWER, generation=last.generation + 1, reason="ruling",
+                  detail=str(latest))
 
 
 def _evidence_due(n: _Node, its) -> list[Action] | None:
