@@ -146,7 +146,7 @@ def send(drv, act, state, plan) -> str:
     extra: dict = {}
     if act.role == "reviewer":  # a re-acknowledgment: the review packet again, after what is new
         task, extra = M.reviewer_task(state, plan, act.node, int(act.rid.rsplit(":", 1)[1]))
-        text = M.reack(act.detail) + task
+        text = (M.answered(act.detail) if act.reason == "answer" else M.reack(act.detail)) + task
     else:
         text = M.follow_up(state, plan, act.node, act.reason, act.detail)
     sha = drv.ctx.ledger.put_blob(text.encode())

@@ -122,7 +122,7 @@ class Driver:
             merge_refused=dict(self.merge_refused),
             attest_errors=dict(self.attest_errors),
             backoff=self.backoff.active(),
-            max_open=self.max_open,
+            max_open=self.max_open, now=time.time(),
         )
 
     def _runs(self, state):

@@ -81,7 +81,7 @@ def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[li
         return [f"The parent ruled on {node_id} (ruling #{detail}, listed under Rulings above); follow it. If it "
                 "changes nothing in your work, submit the same commit again."], True
     if reason == "answer":
-        return [f"The parent answered your question: {detail}"], True
+        return ["The parent answered your question:", *(detail or "").splitlines()], True
     return [f"Continue work on {node_id} ({reason})."], True
 
 
@@ -102,6 +102,10 @@ def reack(ruling: str | None) -> str:
     return (f"What is new: ruling #{ruling} was recorded after your review. Read it below, look at the candidate "
             "again and record your review once more with the --ack-rulings shown (block if the writer must "
             "change something).\n\n")
+
+
+def answered(detail: str | None) -> str:
+    return f"What is new: the parent answered your question:\n{detail}\nThen do your review as below.\n\n"
 
 
 def reviewer_identity(node_id: str, attempt: int, k: int) -> str:

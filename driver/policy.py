@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
+from driver.questions import question_due, question_notices
 from owed.views.driving import after_missing
 
 WRITER, REVIEWER = "writer", "reviewer"
@@ -101,6 +102,7 @@ class Facts:
     attest_errors: dict[str, NoVerdict] = field(default_factory=dict)
     backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
     max_open: int | None = None
+    now: float = 0.0  # wall clock (epoch seconds): question reminders after drive.answer_grace_s
 
 
 def rid_for(project: str, node: str, attempt: int, role: str, n: int | None = None) -> str:
@@ -219,6 +221,9 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     n.wrec = rec.runs.get(n.wrid)
     if n.wrec is None:
         return [Action("launch", node_id, n.a, rid=n.wrid, role=WRITER)]
+    asked = question_due(n.rec, runs, n.id, n.a)
+    if asked is not None:
+        return asked
     n.wview = runs.get(n.wrid)
     n.ended = (n.wview.state if n.wview else "absent") in ("sealed", "lost")
     ruling = _undelivered_ruling(state, node_id, n.wrec)
@@ -453,6 +458,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
                 out.append(act)
             else:
                 out.append(act)
+    out += question_notices(state, plan, open_nodes, facts.now)
     if merges and not facts.merging and not facts.trunk_moved:
         out.insert(0, _next_merge(state, plan, merges))
     # Dispatch ready nodes.

@@ -21,7 +21,7 @@ from owed.folds.slots import clear_halt, refuse
 from owed.state import State
 
 ROLES = ("writer", "reviewer")
-SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report")
+SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report", "answer")
 _RID = re.compile(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?$")
 
 

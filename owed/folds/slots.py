@@ -55,7 +55,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
     rec.after, rec.expect, rec.resume, rec.resume_note, rec.resume_ts = [], None, None, None, ""
-    rec.runs, rec.repairs = {}, 0
+    rec.runs, rec.repairs, rec.questions = {}, 0, []
     clear_halt(rec)
 
 
