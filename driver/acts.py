@@ -98,8 +98,9 @@ def launch(drv, act, state, plan) -> str:
 
     name, agent, model = agent_for(plan, act.node, act.role)
     if agent is None:
-        halt(drv, act.node, act.attempt, f"no drive.{act.role} agent configured", "human",
-             f"owed edit: set drive.{act.role}.agent and drive.agents.<name>.command in the plan")
+        halt(drv, act.node, act.attempt, f"no drive.{act.role} agent configured (set drive.{act.role}.agent and "
+             "drive.agents.<name>.command in the plan)", "human",
+             f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
     if act.role == "writer":
         task, extra = M.writer_task(state, plan, act.node), {}
