@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import os
-import shutil
 import signal
 import sys
 import time
@@ -68,7 +67,7 @@ class Driver:
         self.merge_refused: dict[str, Refusal] = {}
         self.attest_errors: dict[str, NoVerdict] = {}
         self.backoff = Backoffs()
-        self.stop_requested = False
+        self.stop_requested = self.waiting = False
         self.printed: dict[str, str] = {}
         # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
         self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0, "cpu_s": 0.0}
@@ -108,14 +107,17 @@ class Driver:
         from driver.policy import Facts
         from owed.ops.trunk import trunk_problem
 
-        free = shutil.disk_usage(self.ctx.ledger.root).free
+        from driver.disk import disk_low, measurement_paths
+
+        low = disk_low(measurement_paths(self.ctx.repo), plan.drive_config.min_free_mb)
+        self.backoff.resumed(state)
         now = time.monotonic()
         # The trunk ref costs git calls: check it at most every 2 s (merge itself re-checks under its lock).
         if now - self._trunk_checked[0] > 2.0 or self._trunk_checked[2] != state.trunk_commit:
             self._trunk_checked = (now, trunk_problem(self.ctx) or None, state.trunk_commit)
         return Facts(
             trunk_moved=self._trunk_checked[1],
-            disk_ok=free >= plan.drive_config.min_free_mb * 1048576,
+            disk_ok=low is None, disk_low=low, env_backoff=self.backoff.env_waiting(),
             inflight=dict(self.inflight),
             measuring=sum(1 for v in self.inflight.values() if v == "attest"),
             merging="merge" in self.inflight.values(),
@@ -183,16 +185,15 @@ class Driver:
         state, plan, runs, facts = await anyio.to_thread.run_sync(self.snapshot)
         if self.summary is not None:
             self.summary.update(state, plan, len(self.inflight))
-        from driver.policy import decide
-        acts = decide(state, plan, runs, facts)
+        from driver.policy import decide, split_waits
+        acts, self.waiting = split_waits(decide(state, plan, runs, facts))  # waiting work is not idle
         self.seen = (state, plan)
         if any(a.kind != "notify" for a in acts):
             await self.sweeps.preempt()  # ready work preempts an idle sweep and proceeds in this pass
         spent = time.perf_counter() - t0
         self._pass_times.append(spent)
-        self.stats["passes"] += 1
-        self.stats["pass_s"] += spent
-        self.stats["busy_s"] += spent
+        for k, v in (("passes", 1), ("pass_s", spent), ("busy_s", spent)):
+            self.stats[k] += v
         done = 0
         for act in acts:
             if self.stop_requested:
@@ -264,7 +265,7 @@ class Driver:
                         return Outcome(0, "stopped")
                     if done:
                         continue
-                    busy = self.inflight or await anyio.to_thread.run_sync(self._busy_runs)
+                    busy = self.inflight or self.waiting or await anyio.to_thread.run_sync(self._busy_runs)
                     if not busy:
                         if await self.refresh.quiet_pass(*self.seen):  # driver/refresh.py: attest --trunk
                             continue

@@ -47,7 +47,7 @@ WRITER, REVIEWER = "writer", "reviewer"
 
 @dataclass(frozen=True)
 class Action:
-    kind: str  # dispatch | launch | start | send | halt | attest | merge | rebase | notify
+    kind: str  # dispatch | launch | start | send | halt | attest | merge | rebase | notify | wait
     node: str
     attempt: int = 0
     rid: str | None = None
@@ -95,6 +95,8 @@ class NoVerdict:
 class Facts:
     trunk_moved: str | None = None
     disk_ok: bool = True
+    disk_low: str | None = None  # the `disk low: …` line while a measurement path is under drive.min_free_mb
+    env_backoff: set = field(default_factory=set)  # nodes waiting out an environment failure (disk full, …)
     inflight: dict = field(default_factory=dict)  # node -> "attest" | "merge"
     measuring: int = 0
     merging: bool = False
@@ -300,7 +302,7 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
             return [_halt(n.id, n.a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
                           "human", f"owed attest {n.id}")]
         if not n.facts.disk_ok:
-            return []
+            return [Action("wait", n.id, n.a, reason="disk low")]
         return [Action("attest", n.id, n.a)]
     failing, repairable = _writer_debts(its, n.blocks, cand)
     if failing or repairable:
@@ -422,6 +424,12 @@ def trunk_red_notices(state, plan) -> list[Action]:
                for g in check_red(state, plan)])
 
 
+def split_waits(acts: list[Action]) -> tuple[list[Action], bool]:
+    """The actions to perform, and whether work waits (disk low, an environment back-off): a foreground
+    driver with waiting work does not exit idle."""
+    return [a for a in acts if a.kind != "wait"], any(a.kind == "wait" for a in acts)
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -433,6 +441,8 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     merges: list[str] = []
     order = _order(state, plan)
     open_nodes = [n for n in order if state.open_slot(n)]
+    if facts.disk_low:
+        out.append(Action("notify", "disk", reason=facts.disk_low, command="free space (or lower drive.min_free_mb)"))
     if facts.trunk_moved:
         out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
     out += trunk_red_notices(state, plan)
@@ -443,6 +453,8 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     cycled = {a.node for a in out if a.kind == "halt"}
     for node_id in open_nodes:
         rec = state.nodes[node_id]
+        if node_id in facts.env_backoff:
+            out.append(Action("wait", node_id, rec.slot.attempt, reason="environment failure"))
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
                 or node_id in cycled:
             continue
