@@ -49,7 +49,7 @@ def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str,
                    shell=plan.exec_config.shell)
 
 
-def halt(drv, node, attempt, reason, needs, command) -> None:
+def halt(drv, node, attempt, reason, needs, command, report: str | None = None) -> None:
     from owed import entries as E
 
     def make(st):
@@ -57,7 +57,7 @@ def halt(drv, node, attempt, reason, needs, command) -> None:
         if rec is None or rec.halt is not None:
             return []
         return [E.Halt(seq=-1, ts="", prev="", by="parent:drive", node=node, attempt=attempt, reason=reason,
-                       needs=needs, command=command)]
+                       needs=needs, command=command, report=report)]
 
     drv.ctx.ledger.append(make)
 
@@ -178,9 +178,10 @@ def report_tail(drv, rid: str | None) -> str:
 
 
 def halt_act(drv, act, state, plan) -> str:
-    halt(drv, act.node, act.attempt, act.reason, act.needs, act.command)
-    text = f"{act.reason} → {act.command}" if act.command else act.reason
     tail = report_tail(drv, act.rid) if act.reason.startswith("reported") else ""
+    sha = drv.ctx.ledger.put_blob((tail + "\n").encode()) if tail else None
+    halt(drv, act.node, act.attempt, act.reason, act.needs, act.command, report=sha)
+    text = f"{act.reason} → {act.command}" if act.command else act.reason
     return text + ("\n" + tail if tail else "")
 
 

@@ -274,6 +274,7 @@ class Halt(Entry, tag="halt"):
     needs: str
     attempt: int | None = None
     command: str | None = None
+    report: str | None = None  # blob: the last 40 lines of a sealed report run (`reported (resume #n)`)
 
 
 class Evidence(Entry, tag="evidence"):

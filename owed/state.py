@@ -242,6 +242,7 @@ class NodeRec(_S):
     halt_needs: str | None = None  # human | owner | parent
     halt_command: str | None = None  # the one command the halt names
     halt_ts: str = ""
+    halt_report: str | None = None  # blob of a reported halt: the report run's last 40 lines
     resume: int | None = None  # seq of the latest resume of the open attempt (its note, --after, --expect)
     resume_note: str | None = None
     resume_ts: str = ""

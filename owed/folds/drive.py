@@ -91,7 +91,9 @@ def fold_halt(state: State, e: E.Halt, plan) -> None:
     rec = state.nodes[e.node]
     rec.halt = e.seq
     rec.halt_reason = e.reason
-    rec.halt_needs, rec.halt_command, rec.halt_ts = e.needs, e.command, e.ts
+    if e.report is not None and not e.reason.startswith("reported"):
+        raise refuse(e, "only a reported halt carries a report")
+    rec.halt_needs, rec.halt_command, rec.halt_ts, rec.halt_report = e.needs, e.command, e.ts, e.report
     rec.halts += 1
 
 

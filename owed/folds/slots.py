@@ -142,7 +142,7 @@ def fold_hold(state: State, e: E.Hold, plan) -> None:
 
 def clear_halt(rec) -> None:
     """The node's driver halt is answered (a dispatch, or an entry on the node by anyone but the driver)."""
-    rec.halt = rec.halt_reason = rec.halt_needs = rec.halt_command = None
+    rec.halt = rec.halt_reason = rec.halt_needs = rec.halt_command = rec.halt_report = None
     rec.halt_ts = ""
 
 

@@ -174,6 +174,9 @@ def render(v: dict) -> str:
     out = [head]
     if not v["accepted"]:  # the node's Needs-you items (a driver halt, a decision), as status lists them
         out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.get("next") or [] if n.get("node")]
+    if v.get("report"):
+        out.append("Report (the report run's last lines):")
+        out += [f"  {ln}" for ln in v["report"].rstrip("\n").splitlines()]
     c = v["candidate"]
     if c:
         out.append(f"Candidate #{c['seq']} {c['commit'][:12]} on base {c['base'][:12]} (attempt {v['attempt']})"

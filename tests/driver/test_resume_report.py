@@ -64,6 +64,10 @@ def test_expect_report_asks_for_findings_then_parks_the_node_as_reported(tmp_pat
     st = doc(repo, "status")
     assert [p["phase"] for p in st["inProgress"]] == [f"reported (resume #{res['seq']})"]
     assert st["needsYou"][0]["seq"] == park["seq"]
+    why = ok(repo, "why", "a")  # the report stays readable while the node is parked (a blob of the halt)
+    assert "Report (the report run's last lines):\n  FINDING 1: the helper is missing\n  FINDING 2: b must land first" in why
+    assert "FINDING 2" in doc(repo, "why", "a")["report"]
+    ok(repo, "verify")  # the report blob is named by the halt and checked
     assert ok(repo, "drive") and len(kinds(repo, "send")) == 1  # parked: nothing sent again
     ok(repo, "resume", "a", "--note", "now make it")  # another resume unparks
     ok(repo, "drive")

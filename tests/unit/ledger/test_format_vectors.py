@@ -170,6 +170,21 @@ ASK_BYTES = (
 ASK_HASH = "f0f57d006e5a3cf3fc657ac4cd87034c7b75ec9d1d340c1108f478bf061801da"
 
 
+HALT = E.Halt(seq=6, ts="2026-11-30T09:00:06.000Z", prev="b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407",
+              by="parent:drive", node="a", attempt=1, reason="reported (resume #5)", needs="parent",
+              command='owed resume a --note "..."', report="9f64a747e1b97f131fabb6b447296c9b2f0201e7ff01a5bd7ad8a3fd9b4b3bd4")
+HALT_HASH = "3ff3d88d1edc797c66cbe5d0aec317f69f5eb0cb908d194326c2419a829df8e9"
+
+
+def test_reported_halt_vector_is_the_documented_line():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "ledger-format.md").read_text()
+    line = E.entry_bytes(HALT).decode()
+    assert line in doc and f"hash `{HALT_HASH}`" in doc
+    assert sha256_hex(E.entry_bytes(HALT)) == HALT_HASH and E.seal(HALT).hash == HALT_HASH
+
+
 def test_ask_vector():
     assert E.entry_bytes(ASK) == ASK_BYTES
     assert sha256_hex(ASK_BYTES) == ASK_HASH and E.seal(ASK).hash == ASK_HASH
