@@ -61,7 +61,7 @@ def question_notices(state, plan, open_nodes, now: float) -> list:
         for q in qs:
             t = _epoch(q.ts)
             late = t is not None and now and now - t >= grace
-            parts.append(f"{'reminder: still ' if late else ''}asking: {q.text} (#{q.seq}) → "
-                         f"owed answer {node_id} --qid {q.qid} \"…\"")
-        out.append(Action("notify", node_id, reason="; ".join(parts), command=parts[0].rsplit(" → ", 1)[1]))
+            parts.append(f"{'reminder: still ' if late else ''}asking: {q.text} (#{q.seq})")
+        out.append(Action("notify", node_id, reason="; ".join(parts),
+                          command=" · ".join(f"owed answer {node_id} --qid {q.qid} \"…\"" for q in qs)))
     return out

@@ -108,7 +108,9 @@ def touch(state: State, e: E.Entry) -> None:
         if rec is None:
             continue
         rec.touched = e.seq
-        if isinstance(e, (E.Resume, E.Rule)):
+        # A resume or a ruling restarts the driver's budgets; an answer to a run's question does not (it is
+        # delivered to that run alone: no new repair budget, no new reviewer round).
+        if isinstance(e, E.Resume) or (isinstance(e, E.Rule) and not any(q.answered == e.seq for q in rec.questions)):
             rec.epoch = e.seq
         if rec.halt is not None:
             clear_halt(rec)

@@ -76,3 +76,32 @@ def test_answer_grace_reminds_once_per_question(tmp_path):
     quiet = make(tmp_path / "other", writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
     r = owed(quiet, "drive")
     assert "asking: Which greeting?" in r.stdout and "reminder" not in r.stdout
+
+
+ASKING_REVIEWER = """\
+    if ! grep -q "the parent answered your question" "$OWED_TASK_FILE"; then
+        $OWED ask "$OWED_NODE" "Is one line enough?" || exit 9
+        exit 0
+    fi
+""" + REVIEW_OK
+
+
+def test_a_reviewer_asks_gets_the_answer_with_its_packet_and_the_node_merges(tmp_path):
+    from tests.driver.standins import WRITE_AND_SUBMIT
+
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, reviewer=ASKING_REVIEWER, nodes=node("a", reviews=1))
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [ask] = kinds(repo, "ask")
+    assert ask["by"] == "reviewer:drive-a-1-1" and ask["rid"].endswith(":reviewer:1")
+    assert kinds(repo, "halt") == [], "an asking reviewer's end is not 'review missing'"
+    assert doc(repo, "status")["needsYou"][0]["command"] == 'owed answer a --qid q1 "…"'
+    ok(repo, "answer", "a", "yes, one line")  # the only open question: no --qid needed
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [send] = kinds(repo, "send")
+    assert send["reason"] == "answer" and send["rid"] == ask["rid"]
+    text = messages(repo, "a")[-1]
+    assert text.startswith("What is new: the parent answered your question:") and "yes, one line" in text
+    assert "You are an independent reviewer" in text
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
