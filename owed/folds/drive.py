@@ -113,5 +113,7 @@ def touch(state: State, e: E.Entry) -> None:
         if isinstance(e, E.Resume) or (isinstance(e, E.Rule) and not any(q.answered == e.seq for q in rec.questions)):
             rec.epoch = e.seq
         if rec.halt is not None:
+            if (rec.halt_reason or "").startswith("reported") and not isinstance(e, E.Resume):
+                rec.expect = None  # the report was read: a ruling, submit or abandon ends the report wait
             clear_halt(rec)
 

@@ -72,3 +72,23 @@ def test_expect_report_asks_for_findings_then_parks_the_node_as_reported(tmp_pat
     ok(repo, "resume", "a", "--note", "now make it")  # another resume unparks
     ok(repo, "drive")
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+
+
+REVIEW_OK = """\
+    ACK=${OWED_ACK_RULINGS:+--ack-rulings $OWED_ACK_RULINGS}
+    $OWED review "$OWED_NODE" --as "$OWED_REVIEWER" --ok --rank "$OWED_REVIEW_RANK" --candidate "$OWED_CANDIDATE" \\
+        --note "looks right" $ACK
+"""
+
+
+def test_a_ruling_unparks_a_reported_node_and_the_writer_finishes(tmp_path):
+    repo = make(tmp_path, writer=FIRST_RUN_FAILS, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    ok(repo, "drive")
+    ok(repo, "resume", "a", "--expect", "report", "--note", "diagnose first")
+    ok(repo, "drive")
+    assert kinds(repo, "halt")[-1]["reason"].startswith("reported (resume #")
+    ok(repo, "rule", "--nodes", "a", "go ahead with one line")
+    ok(repo, "drive")
+    assert [s["reason"] for s in kinds(repo, "send")] == ["report", "submit"]
+    assert "go ahead with one line" in messages(repo, "a")[-1]
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
