@@ -430,6 +430,16 @@ def split_waits(acts: list[Action]) -> tuple[list[Action], bool]:
     return [a for a in acts if a.kind != "wait"], any(a.kind == "wait" for a in acts)
 
 
+def _notices(state, plan, facts: Facts) -> list[Action]:
+    """The repository's notices: disk low, trunk moved outside owed, invariants red on trunk."""
+    out = []
+    if facts.disk_low:
+        out.append(Action("notify", "disk", reason=facts.disk_low, command="free space (or lower drive.min_free_mb)"))
+    if facts.trunk_moved:
+        out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
+    return out + trunk_red_notices(state, plan)
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -441,11 +451,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     merges: list[str] = []
     order = _order(state, plan)
     open_nodes = [n for n in order if state.open_slot(n)]
-    if facts.disk_low:
-        out.append(Action("notify", "disk", reason=facts.disk_low, command="free space (or lower drive.min_free_mb)"))
-    if facts.trunk_moved:
-        out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
-    out += trunk_red_notices(state, plan)
+    out += _notices(state, plan, facts)
     attests = facts.measuring
     from driver.writes import cycle_halts
 
@@ -456,9 +462,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
         if node_id in facts.env_backoff:
             out.append(Action("wait", node_id, rec.slot.attempt, reason="environment failure"))
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
-                or node_id in cycled:
-            continue
-        if after_missing(state, node_id):  # `owed resume --after`: left alone until those nodes merge
+                or node_id in cycled or after_missing(state, node_id):  # resume --after: wait for those merges
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":
