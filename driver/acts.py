@@ -49,7 +49,7 @@ def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str,
                    shell=plan.exec_config.shell)
 
 
-def halt(drv, node, attempt, reason, needs, command) -> None:
+def halt(drv, node, attempt, reason, needs, command, report: str | None = None) -> None:
     from owed import entries as E
 
     def make(st):
@@ -57,7 +57,7 @@ def halt(drv, node, attempt, reason, needs, command) -> None:
         if rec is None or rec.halt is not None:
             return []
         return [E.Halt(seq=-1, ts="", prev="", by="parent:drive", node=node, attempt=attempt, reason=reason,
-                       needs=needs, command=command)]
+                       needs=needs, command=command, report=report)]
 
     drv.ctx.ledger.append(make)
 
@@ -98,8 +98,9 @@ def launch(drv, act, state, plan) -> str:
 
     name, agent, model = agent_for(plan, act.node, act.role)
     if agent is None:
-        halt(drv, act.node, act.attempt, f"no drive.{act.role} agent configured", "human",
-             f"owed edit: set drive.{act.role}.agent and drive.agents.<name>.command in the plan")
+        halt(drv, act.node, act.attempt, f"no drive.{act.role} agent configured (set drive.{act.role}.agent and "
+             "drive.agents.<name>.command in the plan)", "human",
+             f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
     if act.role == "writer":
         task, extra = M.writer_task(state, plan, act.node), {}
@@ -132,7 +133,10 @@ def start(drv, act, state, plan) -> str:
     run = state.nodes[node_id].runs[act.rid]
     spec = json.loads(ledger.get_blob(run.spec))
     task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
-    start_run(drv, state, plan, act.rid, run.role, act.generation, task, spec.get("env") or {})
+    env = dict(spec.get("env") or {})
+    if run.role == "reviewer" and act.generation > 1 and run.rulings:  # a re-acknowledgment's watermark
+        env["OWED_ACK_RULINGS"] = str(run.rulings)
+    start_run(drv, state, plan, act.rid, run.role, act.generation, task, env)
     return f"{act.rid} generation {act.generation} (re)started"
 
 
@@ -140,7 +144,12 @@ def send(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
 
-    text = M.follow_up(state, plan, act.node, act.reason, act.detail)
+    extra: dict = {}
+    if act.role == "reviewer":  # a re-acknowledgment: the review packet again, after what is new
+        task, extra = M.reviewer_task(state, plan, act.node, int(act.rid.rsplit(":", 1)[1]))
+        text = (M.answered(act.detail) if act.reason == "answer" else M.reack(act.detail)) + task
+    else:
+        text = M.follow_up(state, plan, act.node, act.reason, act.detail)
     sha = drv.ctx.ledger.put_blob(text.encode())
     carried = _carried(state, act.node)
 
@@ -153,7 +162,7 @@ def send(drv, act, state, plan) -> str:
                        generation=act.generation, rulings=carried or None)]
 
     drv.ctx.ledger.append(make)
-    start_run(drv, state, plan, act.rid, "writer", act.generation, text, {})
+    start_run(drv, state, plan, act.rid, act.role or "writer", act.generation, text, extra)
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 
 
@@ -169,9 +178,10 @@ def report_tail(drv, rid: str | None) -> str:
 
 
 def halt_act(drv, act, state, plan) -> str:
-    halt(drv, act.node, act.attempt, act.reason, act.needs, act.command)
-    text = f"{act.reason} → {act.command}" if act.command else act.reason
     tail = report_tail(drv, act.rid) if act.reason.startswith("reported") else ""
+    sha = drv.ctx.ledger.put_blob((tail + "\n").encode()) if tail else None
+    halt(drv, act.node, act.attempt, act.reason, act.needs, act.command, report=sha)
+    text = f"{act.reason} → {act.command}" if act.command else act.reason
     return text + ("\n" + tail if tail else "")
 
 

@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import json as jsonlib
 import os
-import shutil
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
+from driver.backoff import Backoffs
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
 
-BACKOFF_S = (60, 120, 300, 600, 1800)
 POLL_S = 0.25
 
 
@@ -67,14 +66,15 @@ class Driver:
         self.inflight: dict[str, str] = {}
         self.merge_refused: dict[str, Refusal] = {}
         self.attest_errors: dict[str, NoVerdict] = {}
-        self.backoff: dict[str, tuple[float, int]] = {}
-        self.stop_requested = False
+        self.backoff = Backoffs()
+        self.stop_requested = self.waiting = False
         self.printed: dict[str, str] = {}
         # The driver's own work (not waiting for agents or measurements), for bench/drive.py.
         self.stats = {"passes": 0, "pass_s": 0.0, "busy_s": 0.0, "cpu_s": 0.0}
         self._cpu0 = time.process_time()
         self._trunk_checked: tuple[float, str | None, str] = (-1e9, None, "")
         self._open_rids: list[str] = []
+        self._pass_head, self._pass_views = (0, 0), {}
         self._pass_times: list[float] = []
 
     # --- output ------------------------------------------------------------------------------------
@@ -107,22 +107,24 @@ class Driver:
         from driver.policy import Facts
         from owed.ops.trunk import trunk_problem
 
-        free = shutil.disk_usage(self.ctx.ledger.root).free
+        from driver.disk import disk_low, measurement_paths
+
+        low = disk_low(measurement_paths(self.ctx.repo), plan.drive_config.min_free_mb)
+        self.backoff.resumed(state)
         now = time.monotonic()
         # The trunk ref costs git calls: check it at most every 2 s (merge itself re-checks under its lock).
         if now - self._trunk_checked[0] > 2.0 or self._trunk_checked[2] != state.trunk_commit:
             self._trunk_checked = (now, trunk_problem(self.ctx) or None, state.trunk_commit)
-        self.backoff = {n: v for n, v in self.backoff.items() if v[0] > now}
         return Facts(
             trunk_moved=self._trunk_checked[1],
-            disk_ok=free >= plan.drive_config.min_free_mb * 1048576,
+            disk_ok=low is None, disk_low=low, env_backoff=self.backoff.env_waiting(),
             inflight=dict(self.inflight),
             measuring=sum(1 for v in self.inflight.values() if v == "attest"),
             merging="merge" in self.inflight.values(),
             merge_refused=dict(self.merge_refused),
             attest_errors=dict(self.attest_errors),
-            backoff=set(self.backoff),
-            max_open=self.max_open,
+            backoff=self.backoff.active(),
+            max_open=self.max_open, now=time.time(),
         )
 
     def _runs(self, state):
@@ -139,9 +141,11 @@ class Driver:
         # Only runs of open slots matter between passes: reading every run ever started would make the
         # wait grow with the history.
         self._open_rids = list(out)
+        self._pass_views = {rid: (r.generation, r.state) for rid, r in out.items()}
         return out
 
     def snapshot(self):
+        self._pass_head = self._head()
         self.ctx.reload()
         state, plan = self.ctx.state, self.ctx.plan
         return state, plan, self._runs(state), self._facts(state, plan)
@@ -171,34 +175,25 @@ class Driver:
                   f"{act.kind}: {act.node} — {detail}")
         self.wake.set()
 
-    def _retry_in(self, node: str) -> int:
-        until = self.backoff.get(node, (0, 0))[0]
-        return max(0, int(until - time.monotonic()))
-
-    def _backoff(self, node: str) -> None:
-        prev = self.backoff.get(node)
-        k = min((prev[1] + 1) if prev else 0, len(BACKOFF_S) - 1)
-        self.backoff[node] = (time.monotonic() + BACKOFF_S[k], k)
-
     # --- the loop ----------------------------------------------------------------------------------
 
     async def one_pass(self, tg) -> int:
         import anyio
 
         t0 = time.perf_counter()
+        self.wake = anyio.Event()  # what moves during the pass (see _moved) wakes the next one
         state, plan, runs, facts = await anyio.to_thread.run_sync(self.snapshot)
         if self.summary is not None:
             self.summary.update(state, plan, len(self.inflight))
-        from driver.policy import decide
-        acts = decide(state, plan, runs, facts)
+        from driver.policy import decide, split_waits
+        acts, self.waiting = split_waits(decide(state, plan, runs, facts))  # waiting work is not idle
         self.seen = (state, plan)
         if any(a.kind != "notify" for a in acts):
             await self.sweeps.preempt()  # ready work preempts an idle sweep and proceeds in this pass
         spent = time.perf_counter() - t0
         self._pass_times.append(spent)
-        self.stats["passes"] += 1
-        self.stats["pass_s"] += spent
-        self.stats["busy_s"] += spent
+        for k, v in (("passes", 1), ("pass_s", spent), ("busy_s", spent)):
+            self.stats[k] += v
         done = 0
         for act in acts:
             if self.stop_requested:
@@ -229,17 +224,16 @@ class Driver:
                 from owed.errors import OwedError
 
                 msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
-                self._backoff(act.node)  # a refused act is not retried on every pass: 1, 2, 5, 10, 30 min
-                self.emit({"action": act.kind, "node": act.node, "error": msg, "retry_in_s": self._retry_in(act.node)},
-                          f"{act.kind}: {act.node} — {msg} (retry in {self._retry_in(act.node)} s)",
+                wait = self.backoff.push(act.node)  # a refused act is not retried on every pass: 1, 2, 5, 10, 30 min
+                self.emit({"action": act.kind, "node": act.node, "error": msg, "retry_in_s": wait},
+                          f"{act.kind}: {act.node} — {msg} (retry in {wait} s)",
                           dedupe=f"err:{act.kind}:{act.node}")
                 continue
+            self.backoff.reset(act.node)
             self.emit({"action": act.kind, "node": act.node, "attempt": act.attempt, "rid": act.rid,
                        "reason": act.reason, "needs": act.needs, "command": act.command, "detail": detail},
                       f"{act.kind}: {act.node} — {detail}")
             done += 1
-            # One ledger-changing act per pass per node is decided on a fresh state: re-decide after acts
-            # that change what the policy sees (dispatch, launch, send, rebase, halt).
         return done
 
     def _busy_runs(self) -> bool:
@@ -271,10 +265,12 @@ class Driver:
                         return Outcome(0, "stopped")
                     if done:
                         continue
-                    busy = self.inflight or await anyio.to_thread.run_sync(self._busy_runs)
+                    busy = self.inflight or self.waiting or await anyio.to_thread.run_sync(self._busy_runs)
                     if not busy:
                         if await self.refresh.quiet_pass(*self.seen):  # driver/refresh.py: attest --trunk
                             continue
+                        if await anyio.to_thread.run_sync(self._moved):
+                            continue  # a run or job ended, or the ledger grew, during the pass: decide again
                         if not self.stay:
                             return Outcome(0, "idle")
                         await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps
@@ -301,6 +297,9 @@ class Driver:
                 return
             if views is not None and await anyio.to_thread.run_sync(self._view_states) != views:
                 return
+
+    def _moved(self) -> bool:
+        return self.wake.is_set() or self._head() != self._pass_head or self._view_states() != self._pass_views
 
     def _view_states(self):
         return {rid: (v.generation, v.state) for rid in self._open_rids for v in [self.pool.view(rid)]}

@@ -81,7 +81,7 @@ def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[li
         return [f"The parent ruled on {node_id} (ruling #{detail}, listed under Rulings above); follow it. If it "
                 "changes nothing in your work, submit the same commit again."], True
     if reason == "answer":
-        return [f"The parent answered your question: {detail}"], True
+        return ["The parent answered your question:", *(detail or "").splitlines()], True
     return [f"Continue work on {node_id} ({reason})."], True
 
 
@@ -96,6 +96,16 @@ def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None)
     if submit:
         lines.append(f"When done: commit your work in {slot.worktree}, then run: owed submit {node_id}")
     return "\n".join(lines) + "\n"
+
+
+def reack(ruling: str | None) -> str:
+    return (f"What is new: ruling #{ruling} was recorded after your review. Read it below, look at the candidate "
+            "again and record your review once more with the --ack-rulings shown (block if the writer must "
+            "change something).\n\n")
+
+
+def answered(detail: str | None) -> str:
+    return f"What is new: the parent answered your question:\n{detail}\nThen do your review as below.\n\n"
 
 
 def reviewer_identity(node_id: str, attempt: int, k: int) -> str:
@@ -134,5 +144,6 @@ def reviewer_task(state, plan, node_id: str, k: int) -> tuple[str, dict]:
               "--block --needs-parent."]
     if closure:
         lines.append("The change touches the check closure: also record --obligation closure-review at rank 2.")
-    env = {"OWED_REVIEWER": who, "OWED_CANDIDATE": c12, "OWED_REVIEW_RANK": str(rank)}
+    env = {"OWED_REVIEWER": who, "OWED_CANDIDATE": c12, "OWED_REVIEW_RANK": str(rank),
+           **({"OWED_ACK_RULINGS": str(latest)} if ack else {})}
     return "\n".join(lines) + "\n", env

@@ -3,7 +3,9 @@
 The driver decides on exit codes and on the JSON error document's `code` (owed/errors.py), never on
 message text: a merge refused as `stale` is retried next pass; any other refusal is remembered as a
 `Refusal` (policy: `conflict` → rebase, others → halt); an attest that recorded no verdict is counted
-(`NoVerdict`: twice → halt); busy retries; anything else backs off.
+(`NoVerdict`: twice → halt), unless its errors are environment failures (a note starting `environment:`):
+those back off 1, 2, 5, 10, 30 min with one notice per streak and never count; busy retries; anything else
+backs off.
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
         return f"refused: {reason}"
     if code == EXIT_BUSY:
         return "busy; retry next pass"
-    drv._backoff(node)
+    drv.backoff.push(node)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
+
+
+ENV = "environment:"
 
 
 def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at: int) -> str:
@@ -61,9 +66,14 @@ def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, a
     if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
         try:
             doc = json.loads(last)
-            recorded = [o for o in doc.get("recorded", []) if o.get("verdict") != "error"]
-        except ValueError:
-            recorded = []
+            all_obs = doc.get("recorded", [])
+        except (ValueError, AttributeError):
+            all_obs = []
+        recorded = [o for o in all_obs if o.get("verdict") != "error"]
+        env = [o for o in all_obs if o.get("verdict") == "error" and (o.get("note") or "").startswith(ENV)]
+        if env and not recorded:  # not the attempt's fault: wait 1, 2, 5, 10, 30 min, never a repair or halt
+            return environment_wait(drv, node, env[0]["note"].splitlines()[0], at)
+        drv.backoff.reset(node)
         if not recorded:
             prev = drv.attest_errors.get(node)
             n = prev.count + 1 if prev and prev.cand == cand_seq else 1
@@ -71,5 +81,14 @@ def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, a
         return {EXIT_OK: "accepted", EXIT_REFUSED: "new failure", EXIT_OPEN: "obligations open"}[code]
     if code == EXIT_BUSY:
         return "busy; retry next pass"
-    drv._backoff(node)
+    drv.backoff.push(node)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
+
+
+def environment_wait(drv, node: str, note: str, at: int) -> str:
+    """An environment failure (disk full, a failure before the command ran): back off, notify once per streak."""
+    wait = drv.backoff.push(node, env=True, at=at)
+    if drv.backoff.streak[node] == 1:
+        drv.emit({"action": "notify", "node": node, "reason": note, "retry_in_s": wait},
+                 f"notice: {node} — {note}; measuring again in {wait // 60} min (then 2, 5, 10, 30)")
+    return f"{note}; waiting {wait // 60} min before the next attest"

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
+from driver.questions import question_due, question_notices
 from owed.views.driving import after_missing
 
 WRITER, REVIEWER = "writer", "reviewer"
@@ -46,7 +47,7 @@ WRITER, REVIEWER = "writer", "reviewer"
 
 @dataclass(frozen=True)
 class Action:
-    kind: str  # dispatch | launch | start | send | halt | attest | merge | rebase | notify
+    kind: str  # dispatch | launch | start | send | halt | attest | merge | rebase | notify | wait
     node: str
     attempt: int = 0
     rid: str | None = None
@@ -94,6 +95,8 @@ class NoVerdict:
 class Facts:
     trunk_moved: str | None = None
     disk_ok: bool = True
+    disk_low: str | None = None  # the `disk low: …` line while a measurement path is under drive.min_free_mb
+    env_backoff: set = field(default_factory=set)  # nodes waiting out an environment failure (disk full, …)
     inflight: dict = field(default_factory=dict)  # node -> "attest" | "merge"
     measuring: int = 0
     merging: bool = False
@@ -101,6 +104,7 @@ class Facts:
     attest_errors: dict[str, NoVerdict] = field(default_factory=dict)
     backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
     max_open: int | None = None
+    now: float = 0.0  # wall clock (epoch seconds): question reminders after drive.answer_grace_s
 
 
 def rid_for(project: str, node: str, attempt: int, role: str, n: int | None = None) -> str:
@@ -219,6 +223,9 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     n.wrec = rec.runs.get(n.wrid)
     if n.wrec is None:
         return [Action("launch", node_id, n.a, rid=n.wrid, role=WRITER)]
+    asked = question_due(n.rec, runs, n.id, n.a)
+    if asked is not None:
+        return asked
     n.wview = runs.get(n.wrid)
     n.ended = (n.wview.state if n.wview else "absent") in ("sealed", "lost")
     ruling = _undelivered_ruling(state, node_id, n.wrec)
@@ -295,7 +302,7 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
             return [_halt(n.id, n.a, "attest recorded no verdict twice: " + ", ".join(i.obligation for i in executor),
                           "human", f"owed attest {n.id}")]
         if not n.facts.disk_ok:
-            return []
+            return [Action("wait", n.id, n.a, reason="disk low")]
         return [Action("attest", n.id, n.a)]
     failing, repairable = _writer_debts(its, n.blocks, cand)
     if failing or repairable:
@@ -313,6 +320,8 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
 
 def _owner_due(n: _Node, its) -> list[Action] | None:
     owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
+    if any(i.mark == "D" and i.discharger == "reviewer" for i in its):  # approval comes after the reviews
+        owner = [i for i in owner if i.obligation != "approve"]
     if not owner:
         return None
     i, c12 = owner[0], n.slot.cand.commit[:12]
@@ -334,7 +343,9 @@ def _review_due(n: _Node, its) -> list[Action] | None:
         return None
     cand, rec = n.slot.cand, n.rec
     need = max(n.plan.node(n.id).review.count, 1 if "closure-review" in cand.keys else 0, 1)
-    mine = [r for r in rec.runs.values() if r.role == REVIEWER and r.cand == cand.seq]
+    commit_of = {seq: commit for seq, commit in n.slot.commits}  # a resubmit of the same commit keeps its reviewers
+    mine = [r for r in rec.runs.values() if r.role == REVIEWER and (r.cand == cand.seq or
+                                                                    commit_of.get(r.cand) == cand.commit)]
     if n.resumed:  # after a resume the reviewers of this candidate get another round
         mine = [r for r in mine if r.launch > rec.epoch]
     if len(mine) < need:
@@ -343,9 +354,25 @@ def _review_due(n: _Node, its) -> list[Action] | None:
                        n=len(mine) + 1)]
     if [r for r in mine if (n.runs.get(r.rid) and n.runs[r.rid].state in ("running", "starting"))]:
         return []
+    reack = _reack(n, reviews, mine)
+    if reack is not None:
+        return [reack]
     missing = ", ".join(i.obligation for i in reviews)
     return [_halt(n.id, n.a, f"review missing: reviewer runs ended without recording {missing}", "human",
                   f"owed review {n.id} --ok|--block --as reviewer:<id> --candidate {cand.commit[:12]} --note \"...\"")]
+
+
+def _reack(n: _Node, reviews, mine) -> Action | None:
+    """Only the rulings acknowledgment is missing (a ruling, e.g. `*`, came after the reviews): the latest
+    driver reviewer gets one re-acknowledgment follow-up per ruling (its `rulings` records the watermark)."""
+    if [i.obligation for i in reviews] != ["rulings"] or not mine:
+        return None
+    latest = max((r.seq for r in n.state.rules if "*" in r.nodes or n.id in r.nodes), default=0)
+    last = max(mine, key=lambda r: r.launch)
+    if last.rulings >= latest:
+        return None
+    return Action("send", n.id, n.a, rid=last.rid, role=REVIEWER, generation=last.generation + 1, reason="ruling",
+                  detail=str(latest))
 
 
 def _evidence_due(n: _Node, its) -> list[Action] | None:
@@ -397,6 +424,22 @@ def trunk_red_notices(state, plan) -> list[Action]:
                for g in check_red(state, plan)])
 
 
+def split_waits(acts: list[Action]) -> tuple[list[Action], bool]:
+    """The actions to perform, and whether work waits (disk low, an environment back-off): a foreground
+    driver with waiting work does not exit idle."""
+    return [a for a in acts if a.kind != "wait"], any(a.kind == "wait" for a in acts)
+
+
+def _notices(state, plan, facts: Facts) -> list[Action]:
+    """The repository's notices: disk low, trunk moved outside owed, invariants red on trunk."""
+    out = []
+    if facts.disk_low:
+        out.append(Action("notify", "disk", reason=facts.disk_low, command="free space (or lower drive.min_free_mb)"))
+    if facts.trunk_moved:
+        out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
+    return out + trunk_red_notices(state, plan)
+
+
 def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     """The actions of one pass, in order (see the module map)."""
     from owed.globs import may_overlap
@@ -408,9 +451,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     merges: list[str] = []
     order = _order(state, plan)
     open_nodes = [n for n in order if state.open_slot(n)]
-    if facts.trunk_moved:
-        out.append(Action("notify", "trunk", reason=facts.trunk_moved, command="owed adopt --note \"...\""))
-    out += trunk_red_notices(state, plan)
+    out += _notices(state, plan, facts)
     attests = facts.measuring
     from driver.writes import cycle_halts
 
@@ -418,10 +459,10 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
     cycled = {a.node for a in out if a.kind == "halt"}
     for node_id in open_nodes:
         rec = state.nodes[node_id]
+        if node_id in facts.env_backoff:
+            out.append(Action("wait", node_id, rec.slot.attempt, reason="environment failure"))
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
-                or node_id in cycled:
-            continue
-        if after_missing(state, node_id):  # `owed resume --after`: left alone until those nodes merge
+                or node_id in cycled or after_missing(state, node_id):  # resume --after: wait for those merges
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":
@@ -433,6 +474,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
                 out.append(act)
             else:
                 out.append(act)
+    out += question_notices(state, plan, open_nodes, facts.now)
     if merges and not facts.merging and not facts.trunk_moved:
         out.insert(0, _next_merge(state, plan, merges))
     # Dispatch ready nodes.

@@ -274,6 +274,7 @@ class Halt(Entry, tag="halt"):
     needs: str
     attempt: int | None = None
     command: str | None = None
+    report: str | None = None  # blob: the last 40 lines of a sealed report run (`reported (resume #n)`)
 
 
 class Evidence(Entry, tag="evidence"):
@@ -312,9 +313,19 @@ class Sweep(Entry, tag="sweep"):
     aborted: str | None = None
 
 
+class Ask(Entry, tag="ask"):
+    """A question of a driver run (`owed ask`): the run may end; `owed answer --qid` answers it."""
+
+    node: str
+    attempt: int
+    rid: str
+    qid: str
+    text: str
+
+
 ENTRY_TYPES = (
     Genesis, Plan, Rule, Dispatch, Rebase, Submit, Obs, Review, Waive, Defer, Abandon, Hold, Resume, Merge,
-    Note, Adopt, Escape, DecoyCommit, DecoyReveal, Launch, Send, Halt, Evidence, Grant, Refresh, Sweep,
+    Note, Adopt, Escape, DecoyCommit, DecoyReveal, Launch, Send, Halt, Evidence, Grant, Refresh, Sweep, Ask,
 )
 AnyEntry = Union[ENTRY_TYPES]  # type: ignore[valid-type]
 KINDS = tuple(t.__struct_config__.tag for t in ENTRY_TYPES)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused, Stale
+from owed.folds import asks as A
 from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds import queue as Q
@@ -139,6 +140,7 @@ _FOLDS: dict[str, Callable[..., None]] = {
     "sweep": fold_sweep,
     "grant": fold_grant,
     "refresh": fold_refresh,
+    "ask": A.fold_ask,
 }
 
 

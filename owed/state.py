@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 14  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
+STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -209,6 +209,18 @@ class RunRec(_S):
     ts: str = ""
 
 
+class QuestionRec(_S):
+    seq: int  # the ask entry
+    qid: str
+    rid: str
+    role: str
+    by: str
+    text: str
+    ts: str = ""
+    answered: int | None = None  # seq of the answering rule (`owed answer --qid`)
+    answer: str | None = None
+
+
 class NodeRec(_S):
     attempts: int = 0
     slot: Slot | None = None
@@ -230,9 +242,11 @@ class NodeRec(_S):
     halt_needs: str | None = None  # human | owner | parent
     halt_command: str | None = None  # the one command the halt names
     halt_ts: str = ""
+    halt_report: str | None = None  # blob of a reported halt: the report run's last 40 lines
     resume: int | None = None  # seq of the latest resume of the open attempt (its note, --after, --expect)
     resume_note: str | None = None
     resume_ts: str = ""
+    questions: list[QuestionRec] = []  # questions of the open attempt's driver runs (`owed ask`)
     runs: dict[str, RunRec] = {}  # driver runs of the open attempt, by run id
     repairs: int = 0  # repair follow-ups sent in the open attempt
     touched: int | None = None  # seq of the latest entry naming the node by anyone but the driver

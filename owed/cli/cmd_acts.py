@@ -140,14 +140,28 @@ def rule(
 def answer(
     node: str = typer.Argument(...),
     text: str = typer.Argument(..., metavar="TEXT"),
+    qid: Optional[str] = typer.Option(None, "--qid", help="The question to answer (owed status lists them)."),
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
 ) -> int:
-    """Answer the node's writer: a ruling naming the node (use -- before text starting with --)."""
+    """Answer a run's question (or the node's writer): a ruling naming the node (use -- before text starting with --)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.answer(os.getcwd(), node, text, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.answer(os.getcwd(), node, text, qid=qid, as_=as_, i_am_owner=i_am_owner), json)
+
+
+@app.command()
+def ask(
+    node: str = typer.Argument(...),
+    text: str = typer.Argument(..., metavar="QUESTION"),
+    qid: Optional[str] = typer.Option(None, "--qid", help="The question's id (default q<n>)."),
+    json: bool = JSON,
+) -> int:
+    """From a driver run: record a question for the parent, then end the run; the answer is the next follow-up."""
+    from owed.ops import act_cmds
+
+    return show(act_cmds.ask(os.getcwd(), node, text, qid=qid), json)
 
 
 @app.command()

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "defer": "owed.cli.cmd_acts",
     "rule": "owed.cli.cmd_acts",
     "answer": "owed.cli.cmd_acts",
+    "ask": "owed.cli.cmd_acts",
     "resume": "owed.cli.cmd_acts",
     "abandon": "owed.cli.cmd_acts",
     "rebase": "owed.cli.cmd_acts",

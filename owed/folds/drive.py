@@ -21,7 +21,7 @@ from owed.folds.slots import clear_halt, refuse
 from owed.state import State
 
 ROLES = ("writer", "reviewer")
-SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report")
+SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report", "answer")
 _RID = re.compile(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?$")
 
 
@@ -91,7 +91,9 @@ def fold_halt(state: State, e: E.Halt, plan) -> None:
     rec = state.nodes[e.node]
     rec.halt = e.seq
     rec.halt_reason = e.reason
-    rec.halt_needs, rec.halt_command, rec.halt_ts = e.needs, e.command, e.ts
+    if e.report is not None and not e.reason.startswith("reported"):
+        raise refuse(e, "only a reported halt carries a report")
+    rec.halt_needs, rec.halt_command, rec.halt_ts, rec.halt_report = e.needs, e.command, e.ts, e.report
     rec.halts += 1
 
 
@@ -106,8 +108,12 @@ def touch(state: State, e: E.Entry) -> None:
         if rec is None:
             continue
         rec.touched = e.seq
-        if isinstance(e, (E.Resume, E.Rule)):
+        # A resume or a ruling restarts the driver's budgets; an answer to a run's question does not (it is
+        # delivered to that run alone: no new repair budget, no new reviewer round).
+        if isinstance(e, E.Resume) or (isinstance(e, E.Rule) and not any(q.answered == e.seq for q in rec.questions)):
             rec.epoch = e.seq
         if rec.halt is not None:
+            if (rec.halt_reason or "").startswith("reported") and not isinstance(e, E.Resume):
+                rec.expect = None  # the report was read: a ruling, submit or abandon ends the report wait
             clear_halt(rec)
 

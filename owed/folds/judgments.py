@@ -263,6 +263,10 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
             raise refuse(e, f"unknown node {n!r}")
     state.rules.append(RuleRec(seq=e.seq, by=e.by, text=e.text, nodes=list(e.nodes), writer=e.writer,
                                prospective=e.prospective))
+    if e.answer is not None:
+        from owed.folds.asks import answer_question
+
+        answer_question(state, e)
     for n in e.nodes:
         rec = state.nodes.get(n)
         for b in rec.blocks if rec else ():

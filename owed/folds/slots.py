@@ -55,7 +55,7 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
                     by=e.by, ts=e.ts, rulings_seen=e.rulings_seen, overlaps=list(e.overlaps))
     rec.writers = [*rec.writers, P.writer_for(e.node, e.attempt)]
     rec.after, rec.expect, rec.resume, rec.resume_note, rec.resume_ts = [], None, None, None, ""
-    rec.runs, rec.repairs = {}, 0
+    rec.runs, rec.repairs, rec.questions = {}, 0, []
     clear_halt(rec)
 
 
@@ -142,7 +142,7 @@ def fold_hold(state: State, e: E.Hold, plan) -> None:
 
 def clear_halt(rec) -> None:
     """The node's driver halt is answered (a dispatch, or an entry on the node by anyone but the driver)."""
-    rec.halt = rec.halt_reason = rec.halt_needs = rec.halt_command = None
+    rec.halt = rec.halt_reason = rec.halt_needs = rec.halt_command = rec.halt_report = None
     rec.halt_ts = ""
 
 

@@ -17,7 +17,7 @@ from owed import entries as E
 # kind -> fields holding one blob sha (None allowed). Obs also names one log per run vote.
 _FIELDS: dict[str, tuple[str, ...]] = {
     "genesis": ("plan",), "plan": ("plan",), "dispatch": ("packet",), "obs": ("log",),
-    "launch": ("spec",), "send": ("message",), "sweep": ("log",),
+    "launch": ("spec",), "send": ("message",), "sweep": ("log",), "halt": ("report",),
 }
 
 

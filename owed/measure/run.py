@@ -4,7 +4,8 @@
   attribution, merging).
 - `measure(repo, plan, job, tmp_root)` → `Measured`: verdict, exit, counts, note, failed names, log bytes,
   duration. Never raises for a failing, hanging or unstartable command; a tree that cannot be prepared
-  or a failing setup is an `error` (⊥: no information, never a block).
+  or a failing setup is an `error` (⊥: no information, never a block) whose note starts `environment: `
+  (the command never ran; so do a spawn failure and a disk-full run: owed/measure/verdict.py).
 - `writes_problem(plan, node, paths)`: paths outside the node's writes.
 
 Trees: a fresh detached worktree of the commit under a temporary directory, with the check closure
@@ -189,7 +190,8 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         except Interrupted:  # SIGINT/SIGTERM while checking out: the whole attest stops, nothing recorded
             raise
         except Exception as e:  # noqa: BLE001 - an unpreparable tree is ⊥, not a crash
-            msg = f"could not prepare the measurement tree: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            msg = (f"environment: could not prepare the measurement tree: "
+                   f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
             return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
                             duration_ms=int((time.monotonic() - t0) * 1000))
         log = _header(job, spec.run, tree)
@@ -201,7 +203,7 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
             if not s.ok:
                 log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
                 why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
-                return Measured(job, "error", note=f"setup failed in the measurement tree ({why})",
+                return Measured(job, "error", note=f"environment: setup failed in the measurement tree ({why})",
                                 log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000))
         rep = getattr(spec, "repeat", None)
         runs_n, need = (rep.runs, rep.needed) if rep else (1, 1)

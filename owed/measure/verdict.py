@@ -11,6 +11,10 @@ Non-red runs (checks, invariants), first matching rule wins:
  1. timed out                                   → error  `timeout after <N>s` + tail 3
  2. could not run (spawn failure)               → error  `command could not run` + tail 5
  3. no exit status                              → error  `command ended without an exit status` + tail 5
+ 3b. exit ≠ 0, no failing test counted, and ENOSPC / `No space left on device` / `Disk quota exceeded`
+    in the last 50 output lines (TAP `ok`/`not ok` and cargo `test … ...` lines ignored)
+                                                → error  `environment: disk full (<line>); exit <c>` + tail 5
+    (a spawn failure's note also starts `environment: `: the command never ran)
  4. exit 126/127, no count                      → error  `command could not run (exit 127: not found)`
                                                           (`126: not executable`) + tail 5
  5. exit ≠ 0, no count                          → fail   `command exited <c> with no recognizable test count` + tail 5
@@ -106,6 +110,23 @@ def _unmet(counts: Counts, min_tests: int | None, code: int) -> str | None:
     if min_tests is None or counts.tests >= min_tests:
         return None
     return f"min_tests unmet: counted {describe(counts)} < min_tests {min_tests}; {_exit(code)}"
+
+
+_ENV = re.compile(r"ENOSPC|No space left on device|Disk quota exceeded", re.IGNORECASE)
+_TEST_NAME = re.compile(r"^\s*(?:not ok|ok)\b|^test \S+ \.\.\. ")  # TAP and cargo test-name lines
+ENV_LINES = 50
+
+
+def environment_failure(output: str) -> str | None:
+    """`disk full (<line>)` when the last 50 output lines say the disk is full or over quota, outside
+    test-name lines (a test's title is never evidence), else None."""
+    for line in reversed(strip_ansi(output).splitlines()[-ENV_LINES:]):
+        if _TEST_NAME.search(line):
+            continue
+        m = _ENV.search(line)
+        if m:
+            return f"disk full ({one_line(line.strip(), 160)})"
+    return None
 
 
 def _unrunnable(prefix: str, exit_code: int | None, could_not_run: bool, output: str) -> str | None:
@@ -225,7 +246,9 @@ def judge(
     if timed_out:
         verdict, note = "error", _timeout(timeout_s, output)
     elif (broken := _unrunnable("red run command" if red else "command", exit_code, could_not_run, output)):
-        verdict, note = "error", broken
+        verdict, note = "error", ("environment: " + broken) if could_not_run else broken
+    elif exit_code != 0 and not (counts and counts.failed) and (env := environment_failure(output)):
+        verdict, note = "error", _tailed(f"environment: {env}; {_exit(exit_code)}", output, COMMAND_TAIL)
     elif red:
         verdict, note = _red(exit_code, counts, output, red_expect, cwd)
     elif template:

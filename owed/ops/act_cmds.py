@@ -93,10 +93,18 @@ def rule(cwd: str, text: str, *, nodes: str | None = None, writer: bool = False,
 
 
 @op
-def answer(cwd: str, node: str, text: str, *, as_: str | None = None, i_am_owner: bool = False) -> Result:
+def answer(cwd: str, node: str, text: str, *, qid: str | None = None, as_: str | None = None,
+           i_am_owner: bool = False) -> Result:
     from owed.ops.slot_acts import answer as act
 
-    return act(cwd, node, _text(text, "owed answer needs the answer's text"), as_=as_, i_am_owner=i_am_owner)
+    return act(cwd, node, _text(text, "owed answer needs the answer's text"), qid=qid, as_=as_, i_am_owner=i_am_owner)
+
+
+@op
+def ask(cwd: str, node: str, text: str, *, qid: str | None = None) -> Result:
+    from owed.ops.asks import ask as act
+
+    return act(cwd, node, _text(text, "owed ask needs the question's text"), qid=qid)
 
 
 @op

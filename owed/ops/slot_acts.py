@@ -78,16 +78,22 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
     return Done(entries=written, lines=lines, doc=doc)
 
 
-def answer(cwd: str, node_id: str, text: str, *, as_: str | None = None, i_am_owner: bool = False) -> Done:
-    by, channel = parent_or_owner(as_, i_am_owner, "answer", f"Answer to the writer of {node_id}: {text}")
+def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, as_: str | None = None,
+           i_am_owner: bool = False) -> Done:
+    by, channel = parent_or_owner(as_, i_am_owner, "answer", f"Answer to {node_id}: {text}")
     ctx = Context.load(cwd)
     known_node(ctx.plan, node_id)
+    from owed.ops.asks import question_for
 
     def make(state):
         slot = state.open_slot(node_id)
         if slot is None:
             raise Refused(f"{node_id} has no open slot: there is no writer to answer "
                           f"(owed rule --nodes {node_id} \"...\" records a ruling)")
+        q = question_for(state, node_id, qid)
+        if q is not None:
+            return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, nodes=(node_id,), writer=False,
+                           text=f"Answer to {q.role} question {q.qid}: {text}", answer=q.seq)]
         writer = P.writer_for(node_id, slot.attempt)
         return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, text=f"Answer to {writer}: {text}",
                        nodes=(node_id,), writer=False, answer=slot.seq)]
@@ -95,11 +101,12 @@ def answer(cwd: str, node_id: str, text: str, *, as_: str | None = None, i_am_ow
     state, written = ctx.ledger.append(make)
     e = written[0]
     slot = state.open_slot(node_id)
-    writer = P.writer_for(node_id, slot.attempt)
-    lines = [f"Recorded answer #{e.seq} to {writer} (a ruling naming {node_id}, answering dispatch #{e.answer}) by "
-             f"{who(by, channel)}: {text}",
-             f"Delivery to a running writer comes with owed drive; reviewers acknowledge it with --ack-rulings {e.seq}"]
-    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": writer})
+    asked = next((q for q in state.nodes[node_id].questions if q.seq == e.answer), None)
+    to = f"question {asked.qid} (#{asked.seq}) of {asked.by}" if asked else P.writer_for(node_id, slot.attempt)
+    lines = [f"Recorded answer #{e.seq} to {to} (a ruling naming {node_id}) by {who(by, channel)}: {text}",
+             f"owed drive delivers it as the run's next follow-up; reviewers acknowledge it with --ack-rulings {e.seq}"]
+    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": P.writer_for(node_id, slot.attempt),
+                                                   **({"qid": asked.qid, "rid": asked.rid} if asked else {})})
 
 
 def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],

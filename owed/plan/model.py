@@ -230,6 +230,7 @@ class Drive(Spec, kw_only=True):
     min_free_mb: NonNeg = 2048
     watch_idle_min: NonNeg = 15
     idle_rewake_min: NonNeg = 60
+    answer_grace_s: NonNeg = 900  # an open question is reminded once after this long
     merge_batch: Batch = 1
     # A shell command run once per wake fact, the wake text on stdin (driver/notify.py).
     notify: Text | None = None

@@ -2,10 +2,12 @@
 
 - `halt_need(state, node_id)`: the node's active driver halt as a Needs-you item
   `{node, reason, command, seq, needs}`; its text line is `<node>: <plain reason> (halt #<seq>) → <command>`.
-- `with_halt(state, node_id, needs)`: a halted node's Needs-you items are its halt alone (the driver acts on
-  nothing else of the node until an act on it clears the halt, and that act is the halt's command).
+- `question_needs(state, node_id)`: open questions of the node's runs (`owed ask`) as Needs-you items
+  `asking: <question> (#<seq>) → owed answer <node> --qid <q> "…"`.
+- `with_halt(state, node_id, needs)`: the node's questions first; then a halted node's halt alone (the driver
+  acts on nothing else of the node until an act on it clears the halt, and that act is the halt's command).
 - `wait_phase(state, plan, node_id)`: `(phase, since_ts)` of an open attempt that waits or is parked, else
-  None: halted, reported (a sealed `resume --expect report` run), waiting for `resume --after` nodes,
+  None: halted, reported (a sealed `resume --expect report` run), asking, waiting for `resume --after` nodes,
   waiting for dependencies. Every act that clears a halt or ends a wait changes the replayed state, so the
   views drop it at once (no cache, no driver needed).
 """
@@ -24,9 +26,17 @@ def halt_need(state, node_id: str) -> dict | None:
             "seq": rec.halt, "needs": rec.halt_needs or "human"}
 
 
+def question_needs(state, node_id: str) -> list[dict]:
+    """Open questions of the node's driver runs (`owed ask`), each with the exact answer command."""
+    rec = state.nodes.get(node_id)
+    return [{"node": node_id, "reason": f"asking: {q.text} (#{q.seq})",
+             "command": f"owed answer {node_id} --qid {q.qid} \"…\"", "seq": q.seq, "qid": q.qid}
+            for q in (rec.questions if rec else ()) if q.answered is None]
+
+
 def with_halt(state, node_id: str, needs: list[dict]) -> list[dict]:
     halt = halt_need(state, node_id)
-    return [halt] if halt is not None else needs
+    return question_needs(state, node_id) + ([halt] if halt is not None else needs)
 
 
 def after_missing(state, node_id: str) -> list[str]:
@@ -44,6 +54,9 @@ def wait_phase(state, plan, node_id: str) -> tuple[str, str] | None:
         if rec.halt_reason and rec.halt_reason.startswith(REPORTED):
             return rec.halt_reason.split(":", 1)[0], rec.halt_ts
         return f"halted (#{rec.halt}): {rec.halt_reason}", rec.halt_ts
+    asking = [q for q in rec.questions if q.answered is None]
+    if asking:
+        return f"asking: {asking[0].text} (#{asking[0].seq})", asking[0].ts
     node = plan.node(node_id)
     deps = [d for d in (node.deps if node else ()) if d not in state.merged]
     if deps:

@@ -154,6 +154,7 @@ class Why(Record):
     models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
     merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
 
 
 def clear_hint(b, node_id: str, cand12: str | None) -> str:
@@ -309,6 +310,9 @@ def render(v: Why | dict) -> str:
     out = [head]
     if not v.accepted:  # the node's Needs-you items (a driver halt, a decision), as status lists them
         out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.next or [] if n.get("node")]
+    if v.report:
+        out.append("Report (the report run's last lines):")
+        out += [f"  {ln}" for ln in v.report.rstrip("\n").splitlines()]
     c = v.candidate
     if c:
         out.append(f"Candidate #{c.seq} {c.commit[:12]} on base {c.base[:12]} (attempt {v.attempt})"

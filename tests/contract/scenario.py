@@ -168,10 +168,12 @@ def walk(root: Path) -> Walk:
     w.call("report --metrics", "report", "--metrics")
     w.call("verify", "verify")
     w.call("error", "why", "nosuch", code=1)
+    w.call("ask", "ask", "third", "which text?", code=1)  # outside a driver run: refused (tests/driver/test_questions.py)
     w.call("usage error", "graph", "--format", "png", code=2)
     w.child("drive --status", "drive", "--status")
     w.child("drive --stop", "drive", "--stop")
     w.child("drive", "drive", "--once")
+    w.call("status (halted)", "status")  # the driver halted third (no agent configured): Needs you shows it
     w.call("attest --genesis", "attest", "--genesis")
     # No gh and no owners: the reader's envelope with its error (issue 18 owns what it lists).
     bare = root / "bin"

@@ -156,7 +156,8 @@ def test_candidate_attest_then_repair_then_budget_halt():
     b.submit("a", "c1")
     sealed = {rid: run(state="sealed", ok=True)}
     assert kinds([a for a in b.decide(sealed) if a.node == "a"]) == [("attest", "a", None)]
-    assert [a for a in b.decide(sealed, disk_ok=False) if a.node == "a"] == []  # low disk: no measurement
+    # low disk: no measurement; the node waits (a foreground driver does not exit idle for it)
+    assert [(a.kind, a.reason) for a in b.decide(sealed, disk_ok=False) if a.node == "a"] == [("wait", "disk low")]
     assert [a for a in b.decide(sealed, measuring=2) if a.kind == "attest"] == []  # drive.measure reached
     b.obs("a", "check:t", "fail")
     b.obs("a", "writes", "pass")

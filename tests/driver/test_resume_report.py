@@ -64,7 +64,31 @@ def test_expect_report_asks_for_findings_then_parks_the_node_as_reported(tmp_pat
     st = doc(repo, "status")
     assert [p["phase"] for p in st["inProgress"]] == [f"reported (resume #{res['seq']})"]
     assert st["needsYou"][0]["seq"] == park["seq"]
+    why = ok(repo, "why", "a")  # the report stays readable while the node is parked (a blob of the halt)
+    assert "Report (the report run's last lines):\n  FINDING 1: the helper is missing\n  FINDING 2: b must land first" in why
+    assert "FINDING 2" in doc(repo, "why", "a")["report"]
+    ok(repo, "verify")  # the report blob is named by the halt and checked
     assert ok(repo, "drive") and len(kinds(repo, "send")) == 1  # parked: nothing sent again
     ok(repo, "resume", "a", "--note", "now make it")  # another resume unparks
     ok(repo, "drive")
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+
+
+REVIEW_OK = """\
+    ACK=${OWED_ACK_RULINGS:+--ack-rulings $OWED_ACK_RULINGS}
+    $OWED review "$OWED_NODE" --as "$OWED_REVIEWER" --ok --rank "$OWED_REVIEW_RANK" --candidate "$OWED_CANDIDATE" \\
+        --note "looks right" $ACK
+"""
+
+
+def test_a_ruling_unparks_a_reported_node_and_the_writer_finishes(tmp_path):
+    repo = make(tmp_path, writer=FIRST_RUN_FAILS, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    ok(repo, "drive")
+    ok(repo, "resume", "a", "--expect", "report", "--note", "diagnose first")
+    ok(repo, "drive")
+    assert kinds(repo, "halt")[-1]["reason"].startswith("reported (resume #")
+    ok(repo, "rule", "--nodes", "a", "go ahead with one line")
+    ok(repo, "drive")
+    assert [s["reason"] for s in kinds(repo, "send")] == ["report", "submit"]
+    assert "go ahead with one line" in messages(repo, "a")[-1]
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]

@@ -160,7 +160,37 @@ def test_a_refresh_with_a_field_this_owed_does_not_know_needs_a_newer_owed():
         decode_buffer(json.dumps(d).encode() + b"\n", 6, locked=True)
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS])
+ASK = E.Ask(seq=6, ts="2026-11-30T09:00:06.000Z", prev="b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407",
+            by="writer:a#1", node="a", attempt=1, rid="owed:0123456789ab:a:1:writer", qid="q1", text="Which greeting?")
+ASK_BYTES = (
+    b'{"attempt":1,"by":"writer:a#1","kind":"ask","node":"a",'
+    b'"prev":"b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407","qid":"q1",'
+    b'"rid":"owed:0123456789ab:a:1:writer","seq":6,"text":"Which greeting?","ts":"2026-11-30T09:00:06.000Z"}'
+)
+ASK_HASH = "f0f57d006e5a3cf3fc657ac4cd87034c7b75ec9d1d340c1108f478bf061801da"
+
+
+HALT = E.Halt(seq=6, ts="2026-11-30T09:00:06.000Z", prev="b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407",
+              by="parent:drive", node="a", attempt=1, reason="reported (resume #5)", needs="parent",
+              command='owed resume a --note "..."', report="9f64a747e1b97f131fabb6b447296c9b2f0201e7ff01a5bd7ad8a3fd9b4b3bd4")
+HALT_HASH = "3ff3d88d1edc797c66cbe5d0aec317f69f5eb0cb908d194326c2419a829df8e9"
+
+
+def test_reported_halt_vector_is_the_documented_line():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "ledger-format.md").read_text()
+    line = E.entry_bytes(HALT).decode()
+    assert line in doc and f"hash `{HALT_HASH}`" in doc
+    assert sha256_hex(E.entry_bytes(HALT)) == HALT_HASH and E.seal(HALT).hash == HALT_HASH
+
+
+def test_ask_vector():
+    assert E.entry_bytes(ASK) == ASK_BYTES
+    assert sha256_hex(ASK_BYTES) == ASK_HASH and E.seal(ASK).hash == ASK_HASH
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, ASK])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)
@@ -186,7 +216,7 @@ def test_canonical_refuses_floats_and_non_string_keys():
 def test_every_seed_kind_is_representable():
     wanted = {"genesis", "plan", "rule", "dispatch", "rebase", "submit", "obs", "review", "waive", "defer",
               "abandon", "hold", "resume", "merge", "note", "adopt", "escape", "decoy-commit", "decoy-reveal",
-              "launch", "send", "halt", "evidence", "grant", "refresh", "sweep"}
+              "launch", "send", "halt", "evidence", "grant", "refresh", "sweep", "ask"}
     assert wanted == set(E.KINDS)
 
 

@@ -54,7 +54,7 @@ def test_timeout_is_error_with_three_lines():
 
 def test_could_not_run_and_missing_exit_status_are_errors():
     j = run("bash: spawn failed\n", exit_code=None, could_not_run=True)
-    assert (j.verdict, j.note) == ("error", "command could not run; last output:\n  bash: spawn failed")
+    assert (j.verdict, j.note) == ("error", "environment: command could not run; last output:\n  bash: spawn failed")
     j = run("one\ntwo\n", exit_code=None)
     assert (j.verdict, j.note) == ("error", "command ended without an exit status; last output:\n  one\n  two")
 
@@ -221,7 +221,7 @@ def test_red_126_127_is_error_even_when_red_expect_matches(code, reason):
 
 def test_red_could_not_run_and_timeout_are_errors():
     j = red("not ok\n", exit_code=None, could_not_run=True, red_expect="not ok")
-    assert (j.verdict, j.note) == ("error", "red run command could not run; last output:\n  not ok")
+    assert (j.verdict, j.note) == ("error", "environment: red run command could not run; last output:\n  not ok")
     j = red("", exit_code=None)
     assert (j.verdict, j.note) == ("error", "red run command ended without an exit status; no output")
     j = red("not ok\n", exit_code=None, timed_out=True, timeout_s=9)
@@ -255,3 +255,19 @@ def test_aggregate_repeat(verdicts, runs, need, expected):
 def test_aggregate_repeat_refuses_impossible_shapes(n, runs, need):
     with pytest.raises(ValueError):
         aggregate_repeat([j("pass")] * n, runs, need)
+
+
+@pytest.mark.parametrize("line", ["cp: error writing 'out.bin': No space left on device", "write: ENOSPC",
+                                  "tar: x: Cannot write: Disk quota exceeded"])
+def test_a_full_disk_in_the_last_50_lines_with_no_failing_test_is_an_environment_error(line):
+    j = run("building\n" + line + "\n" + "more\n" * 10, exit_code=1)
+    assert j.verdict == "error" and j.note.startswith("environment: disk full (") and "exit 1" in j.note.splitlines()[0]
+
+
+def test_a_disk_message_is_no_evidence_when_a_test_failed_in_a_test_name_or_too_early():
+    counted = 'ENOSPC while writing\nowed-counts {"pass":1,"fail":1,"failed":["t"]}\n'
+    assert run(counted, exit_code=1).verdict == "fail"  # a counted failing test makes it a plain fail
+    assert run("not ok 1 - handles No space left on device\n", exit_code=1).verdict == "fail"  # TAP title
+    assert run("test disk::enospc_is_reported ... FAILED\n", exit_code=101).verdict == "fail"  # cargo title
+    assert run("No space left on device\n" + "x\n" * 60, exit_code=1).verdict == "fail"  # not in the last 50
+    assert run("No space left on device\n", exit_code=0).verdict == "pass"

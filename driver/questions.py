@@ -1,0 +1,67 @@
+"""Questions in the driver's policy (pure): what a node with `owed ask` questions does, and the notices.
+
+- `question_due(rec, runs, node, attempt)`: an open question → the node waits (nothing is sent, nothing
+  halts: an asking run's end is never "ended without submitting"); an answered question whose run has not
+  had it yet → once that run has ended, one `answer` follow-up to that run (its answers as the detail);
+  otherwise None (the rest of the policy decides).
+- `question_notices(state, plan, open_nodes, now)`: one notice per asking node with the exact answer command;
+  once a question is older than `drive.answer_grace_s` the notice becomes a reminder (the loop prints a
+  notice only when its text changes: one reminder per question per driver run).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def _answer_text(rule_text: str) -> str:
+    return rule_text.split(": ", 1)[1] if ": " in rule_text else rule_text
+
+
+def question_due(rec, runs: dict, node_id: str, attempt: int) -> list | None:
+    from driver.policy import Action  # (policy imports this module)
+
+    if not rec.questions:
+        return None
+    if any(q.answered is None for q in rec.questions):
+        return []
+    for q in rec.questions:
+        run = rec.runs.get(q.rid)
+        if run is None or any(s > q.answered and r == "answer" for s, r in zip(run.sends, run.reasons)):
+            continue
+        view = runs.get(q.rid)
+        if view is not None and view.state in ("running", "starting"):
+            return []  # the answer goes to the run once it has ended
+        due = [x for x in rec.questions if x.rid == q.rid and x.answered is not None and not any(
+            s > x.answered and r == "answer" for s, r in zip(run.sends, run.reasons))]
+        detail = "\n".join(f"{x.qid} (#{x.seq}) \"{x.text}\": {_answer_text(x.answer or '')}" for x in due)
+        return [Action("send", node_id, attempt, rid=q.rid, role=run.role, generation=run.generation + 1,
+                       reason="answer", detail=detail)]
+    return None
+
+
+def _epoch(ts: str) -> float | None:
+    try:
+        return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+def question_notices(state, plan, open_nodes, now: float) -> list:
+    from driver.policy import Action
+
+    grace = plan.drive_config.answer_grace_s
+    out = []
+    for node_id in open_nodes:
+        rec = state.nodes[node_id]
+        qs = [q for q in rec.questions if q.answered is None]
+        if not qs:
+            continue
+        parts = []
+        for q in qs:
+            t = _epoch(q.ts)
+            late = t is not None and now and now - t >= grace
+            parts.append(f"{'reminder: still ' if late else ''}asking: {q.text} (#{q.seq})")
+        out.append(Action("notify", node_id, reason="; ".join(parts),
+                          command=" · ".join(f"owed answer {node_id} --qid {q.qid} \"…\"" for q in qs)))
+    return out

@@ -1,0 +1,58 @@
+"""Folds of questions: `ask` (a driver run's question) and the answering rule (`owed answer --qid`).
+
+- ask {node, attempt, rid, qid, text}: recorded by the run's principal — the slot's writer
+  (`writer:<node>#<attempt>`) for its writer run, a `reviewer:` principal for a reviewer run — on a run the
+  driver launched in the open attempt. `qid` is unique among the attempt's questions; the text is not empty.
+- rule with `answer` = the seq of an open ask of a node the rule names: that question is answered (the
+  driver delivers the answer as the run's next follow-up). `answer` naming any other earlier entry (a
+  dispatch: an answer to the writer with no recorded question) keeps its old meaning.
+Questions belong to the open attempt: a new dispatch starts with none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from owed import entries as E
+from owed import principals as P
+from owed.folds.slots import refuse
+from owed.state import QuestionRec, State
+
+QID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+
+
+def fold_ask(state: State, e: E.Ask, plan) -> None:
+    slot = state.open_slot(e.node)
+    if plan.node(e.node) is None or slot is None or slot.attempt != e.attempt:
+        raise refuse(e, f"{e.node} has no open slot for attempt {e.attempt}")
+    rec = state.nodes[e.node]
+    run = rec.runs.get(e.rid)
+    if run is None:
+        raise refuse(e, f"run {e.rid} was not launched by the driver in this attempt")
+    role = P.role_of(e.by)
+    if run.role == "writer" and e.by != P.writer_for(e.node, e.attempt):
+        raise refuse(e, f"only the slot's writer ({P.writer_for(e.node, e.attempt)}) asks in a writer run")
+    if run.role == "reviewer" and role != "reviewer":
+        raise refuse(e, "a reviewer run asks as a reviewer principal")
+    if not QID.match(e.qid):
+        raise refuse(e, f"bad question id {e.qid!r} (letters, digits, _ . -; at most 40)")
+    if any(q.qid == e.qid for q in rec.questions):
+        raise refuse(e, f"question {e.qid} of {e.node} was already asked")
+    if not e.text.strip():
+        raise refuse(e, "a question needs text")
+    rec.questions = [*rec.questions, QuestionRec(seq=e.seq, qid=e.qid, rid=e.rid, role=run.role, by=e.by,
+                                                 text=e.text, ts=e.ts)]
+
+
+def answer_question(state: State, e: E.Rule) -> None:
+    for n in e.nodes:
+        rec = state.nodes.get(n)
+        for q in rec.questions if rec else ():
+            if q.seq == e.answer:
+                if q.answered is not None:
+                    raise refuse(e, f"question {q.qid} of {n} was already answered (#{q.answered})")
+                q.answered, q.answer = e.seq, e.text
+
+
+def open_questions(rec) -> list[QuestionRec]:
+    return [q for q in rec.questions if q.answered is None] if rec is not None else []

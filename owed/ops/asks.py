@@ -1,0 +1,75 @@
+"""`owed ask <node> "<question>"`: a driver run (writer or reviewer) records a question, then may end.
+
+The run is named by `OWED_RUN_ID` (the driver sets it for every run it starts); the principal is the slot's
+writer for a writer run, `OWED_REVIEWER` for a reviewer run. The
+question id is `--qid`, else `q<n>` (the node's n-th question of the attempt). Status shows it under Needs
+you with the exact `owed answer <node> --qid <q> "…"`; the driver delivers the answer as the run's next
+follow-up and never reads the asking run's end as "ended without submitting". `question_for` picks the open
+question `owed answer` answers.
+"""
+
+from __future__ import annotations
+
+import os
+
+from owed import entries as E
+from owed import principals as P
+from owed.errors import Refused, UsageError
+from owed.ops.acts import Done, known_node
+from owed.ops.context import Context
+
+
+def _by(run, node_id: str, attempt: int) -> str:
+    if run.role == "writer":
+        return P.writer_for(node_id, attempt)
+    env = os.environ.get("OWED_REVIEWER")
+    if not env:
+        raise Refused(f"a reviewer run asks as its reviewer principal: OWED_REVIEWER is not set in {run.rid}")
+    return env
+
+
+def ask(cwd: str, node_id: str, text: str, *, qid: str | None = None) -> Done:
+    rid = os.environ.get("OWED_RUN_ID")
+    if not rid:
+        raise Refused("owed ask is for a writer or reviewer run of owed drive (OWED_RUN_ID is not set); "
+                      "outside a run, say it to the parent directly")
+    ctx = Context.load(cwd)
+    known_node(ctx.plan, node_id)
+
+    def make(state):
+        slot = state.open_slot(node_id)
+        rec = state.nodes.get(node_id)
+        run = rec.runs.get(rid) if rec is not None and slot is not None else None
+        if run is None:
+            raise Refused(f"run {rid} is not a driver run of {node_id}'s open attempt")
+        q = qid or f"q{len(rec.questions) + 1}"
+        return [E.Ask(seq=-1, ts="", prev="", by=_by(run, node_id, slot.attempt), node=node_id,
+                      attempt=slot.attempt, rid=rid, qid=q, text=text)]
+
+    _, written = ctx.ledger.append(make)
+    e = written[0]
+    lines = [f"Recorded question {e.qid} (#{e.seq}) of {e.by} on {node_id}: {text}",
+             f"The parent answers with: owed answer {node_id} --qid {e.qid} \"…\"; you may end this run now: "
+             "the answer comes as your next follow-up."]
+    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e)})
+
+
+def question_for(state, node_id: str, qid: str | None):
+    """The open question `owed answer` answers: `--qid`, else the only open one, else None (no question:
+    the answer goes to the writer as before). Ambiguity refuses and lists them."""
+    from owed.folds.asks import open_questions
+
+    rec = state.nodes.get(node_id)
+    qs = open_questions(rec)
+    if qid is not None:
+        q = next((q for q in qs if q.qid == qid), None)
+        if q is None:
+            asked = [x for x in (rec.questions if rec else []) if x.qid == qid]
+            raise Refused(f"question {qid} of {node_id} was already answered (#{asked[0].answered})" if asked
+                          else f"no open question {qid} on {node_id}"
+                          + (f" (open: {', '.join(x.qid for x in qs)})" if qs else ""))
+        return q
+    if len(qs) > 1:
+        raise UsageError(f"{node_id} has {len(qs)} open questions; name one with --qid: "
+                         + "; ".join(f"{q.qid} (#{q.seq}): {q.text}" for q in qs))
+    return qs[0] if qs else None

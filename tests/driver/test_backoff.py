@@ -1,0 +1,31 @@
+"""driver/backoff.py: the streak of failures in a row sets the wait (1, 2, 5, 10, then 30 min), kept after a
+wait ends and started again by a success or by a resume after an environment failure."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from driver.backoff import Backoffs
+
+
+def test_the_streak_grows_1_2_5_10_30_minutes_and_a_success_starts_it_again():
+    now = [1000.0]
+    b = Backoffs(clock=lambda: now[0])
+    waits = []
+    for _ in range(6):
+        waits.append(b.push("a", env=True, at=5))
+        assert b.active() == {"a"} and b.env_waiting() == {"a"}
+        now[0] += waits[-1] + 1  # the wait ends; the streak stays
+        assert b.active() == set()
+    assert waits == [60, 120, 300, 600, 1800, 1800]
+    b.reset("a")
+    assert b.push("a") == 60 and b.env_waiting() == set()  # not an environment failure
+
+
+def test_a_resume_after_the_environment_failure_starts_again_at_once():
+    b = Backoffs(clock=lambda: 0.0)
+    b.push("a", env=True, at=7)
+    b.resumed(SimpleNamespace(nodes={"a": SimpleNamespace(epoch=7)}))
+    assert b.active() == {"a"}
+    b.resumed(SimpleNamespace(nodes={"a": SimpleNamespace(epoch=8)}))
+    assert b.active() == set() and b.streak == {}

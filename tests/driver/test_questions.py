@@ -1,0 +1,107 @@
+"""Issue 12 defect 6: `owed ask` from a driver run records a question; status shows it under Needs you with the
+exact answer command; `owed answer --qid` is delivered as the run's next follow-up; an asking run's end is
+never "ended without submitting"; `drive.answer_grace_s` reminds once. Real CLI, `owed drive`, bash stand-ins."""
+
+from __future__ import annotations
+
+from tests.conftest import git
+from tests.driver.standins import doc, kinds, make, messages, node, ok, owed
+
+ASKING_WRITER = """\
+    answer=$(sed -n 's/^q1 (#[0-9]*) "Which greeting?": //p' "$OWED_TASK_FILE")
+    if [ -z "$answer" ]; then
+        $OWED ask "$OWED_NODE" "Which greeting?" || exit 9
+        exit 0
+    fi
+    echo "$answer" > "$OWED_NODE.txt"
+    git add -A && git commit -qm "$OWED_NODE"
+    $OWED submit "$OWED_NODE"
+"""
+
+REVIEW_OK = """\
+    ACK=${OWED_ACK_RULINGS:+--ack-rulings $OWED_ACK_RULINGS}
+    $OWED review "$OWED_NODE" --as "$OWED_REVIEWER" --ok --rank "$OWED_REVIEW_RANK" --candidate "$OWED_CANDIDATE" \\
+        --note "looks right" $ACK
+"""
+
+
+def test_ask_then_answer_round_trip_through_the_driver(tmp_path):
+    repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [ask] = kinds(repo, "ask")
+    assert (ask["node"], ask["qid"], ask["text"], ask["by"]) == ("a", "q1", "Which greeting?", "writer:a#1")
+    assert kinds(repo, "halt") == [] and kinds(repo, "send") == []  # not "ended without submitting"
+    assert f'asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"' in r.stdout  # the notice
+    line = f'a: asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"'
+    status = ok(repo, "status")
+    assert "Needs you (1):\n  " + line in status
+    st = doc(repo, "status")
+    assert st["needsYou"][0]["qid"] == "q1" and st["needsYou"][0]["seq"] == ask["seq"]
+    assert st["inProgress"][0]["phase"] == f"asking: Which greeting? (#{ask['seq']})"
+    assert line in ok(repo, "brief")
+    assert "Needs you: asking: Which greeting?" in ok(repo, "why", "a")
+
+    ok(repo, "answer", "a", "--qid", "q1", "hola")
+    assert doc(repo, "status")["needsYou"] == []
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [send] = kinds(repo, "send")
+    assert send["reason"] == "answer" and send["rid"] == ask["rid"]
+    assert 'q1 (#%d) "Which greeting?": hola' % ask["seq"] in messages(repo, "a")[1]
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+    assert git(repo, "show", "main:a.txt") == "hola"
+    ok(repo, "verify")  # the ask and the answering rule replay
+
+
+def test_ask_outside_a_driver_run_is_refused_and_records_nothing(tmp_path):
+    repo = make(tmp_path, writer="exit 0", nodes=node("a"))
+    ok(repo, "dispatch", "a")
+    before = len(kinds(repo, "rule")) + len(kinds(repo, "ask"))
+    r = owed(repo, "ask", "a", "why?")
+    assert r.returncode == 1 and "OWED_RUN_ID is not set" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = owed(repo, "ask", "a", "why?", env={**__import__("os").environ, "OWED_RUN_ID": "owed:000000000000:a:1:writer"})
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1  # the rails refuse an unverified run
+    assert len(kinds(repo, "rule")) + len(kinds(repo, "ask")) == before
+
+
+def test_answer_grace_reminds_once_per_question(tmp_path):
+    repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1),
+                drive_extra="answer_grace_s: 0\n")
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stderr
+    [ask] = kinds(repo, "ask")
+    assert r.stdout.count(f"reminder: still asking: Which greeting? (#{ask['seq']}) → owed answer a --qid q1") == 1
+    (tmp_path / "other").mkdir()
+    quiet = make(tmp_path / "other", writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    r = owed(quiet, "drive")
+    assert "asking: Which greeting?" in r.stdout and "reminder" not in r.stdout
+
+
+ASKING_REVIEWER = """\
+    if ! grep -q "the parent answered your question" "$OWED_TASK_FILE"; then
+        $OWED ask "$OWED_NODE" "Is one line enough?" || exit 9
+        exit 0
+    fi
+""" + REVIEW_OK
+
+
+def test_a_reviewer_asks_gets_the_answer_with_its_packet_and_the_node_merges(tmp_path):
+    from tests.driver.standins import WRITE_AND_SUBMIT
+
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, reviewer=ASKING_REVIEWER, nodes=node("a", reviews=1))
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [ask] = kinds(repo, "ask")
+    assert ask["by"] == "reviewer:drive-a-1-1" and ask["rid"].endswith(":reviewer:1")
+    assert kinds(repo, "halt") == [], "an asking reviewer's end is not 'review missing'"
+    assert doc(repo, "status")["needsYou"][0]["command"] == 'owed answer a --qid q1 "…"'
+    ok(repo, "answer", "a", "yes, one line")  # the only open question: no --qid needed
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [send] = kinds(repo, "send")
+    assert send["reason"] == "answer" and send["rid"] == ask["rid"]
+    text = messages(repo, "a")[-1]
+    assert text.startswith("What is new: the parent answered your question:") and "yes, one line" in text
+    assert "You are an independent reviewer" in text
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
