@@ -135,7 +135,7 @@ class Driver:
             for rid in rec.runs:
                 v = self.pool.view(rid)
                 out[rid] = RunFacts(generation=v.generation, state=v.state, ok=v.ok, exit_code=v.exit_code,
-                                    timed_out=v.timed_out)
+                                    timed_out=v.timed_out, stalled=v.stalled)
         # Only runs of open slots matter between passes: reading every run ever started would make the
         # wait grow with the history.
         self._open_rids = list(out)

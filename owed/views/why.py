@@ -257,6 +257,11 @@ def render(v: dict) -> str:
         from owed.views.models import lines
 
         out += lines(v["models"])
+    for t in v.get("runs") or []:  # the last 40 lines of the attempt's newest run (every run with --full)
+        end = "running" if t["state"] == "running" else (t.get("error") or f"exit {t.get('exit')}")
+        out.append(f"Run {t['rid']} ({t['role']}, generation {t['generation']}, {end}): "
+                   + (f"last {len(t['lines'])} lines of output:" if t["lines"] else "no output"))
+        out += [f"  | {ln}" for ln in t["lines"]]
     from owed.views.trunk_red import merge_check_lines
 
     out += merge_check_lines(v)
