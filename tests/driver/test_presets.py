@@ -140,6 +140,11 @@ def test_preset_first_run_and_resumed_follow_up(tmp_path, preset):
                                      tasks[1].read_text()]
     else:
         assert writer[1]["argv"] == expand(first, 2) + ["--restore-chat-history"]
+    runs = json.loads(subprocess.run([sys.executable, "-m", "owed", "drive", "--runs", "--json"], cwd=repo,
+                                     capture_output=True, text=True).stdout)["runs"]
+    w = next(r for r in runs if r["role"] == "writer")
+    assert (w["node"], w["generation"], w["state"]) == ("a", 2, "ok")
+    assert w["session"] == (None if preset == "aider" else f"{preset}-session-1")
     saved = json.loads((state / "session.json").read_text())
     assert saved["preset"] == preset
     if preset != "aider":
