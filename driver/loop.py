@@ -10,7 +10,7 @@ Map:
   (own process group, killed as a group on a hard stop); blocking work (ledger, git, files) in worker threads.
 - Waking: after acting, when a job ends, the ledger grows or a run changes, or every few seconds. Idle (nothing
   to do, in flight or running) ends the loop, unless --stay: then it waits for the ledger to change (or
-  `drive.idle_rewake_min`). Signals: the first SIGINT/SIGTERM finishes the current action and the measurements
+  `drive.idle_rewake_min`). Signals: the first SIGINT/SIGTERM/SIGHUP finishes the current action and the measurements
   in flight, then exits (`stopped`); a second one cancels everything (child groups killed) and exits 130.
 """
 
@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP (a closed terminal) stops like SIGTERM
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
@@ -314,7 +316,7 @@ class Driver:
     async def _signals(self, tg) -> None:
         import anyio
 
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+        with anyio.open_signal_receiver(*STOP_SIGNALS) as sigs:
             self._early_stop()  # a signal may have come between main()'s handler and this receiver
             async for _ in sigs:
                 if self.stop_requested or self.once:
@@ -342,7 +344,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     def remember(signum, frame):
         early.append(signum)
 
-    old = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, remember) for s in STOP_SIGNALS}
     ledger_dir = Repo.discover(cwd).ledger_dir()
     path = log_path(ledger_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
