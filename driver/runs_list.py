@@ -49,6 +49,14 @@ def rows(cwd: str) -> list[dict]:
     return out
 
 
+def result(cwd: str):
+    """`owed drive --runs` as a Result: {"runs": [...]} and its text."""
+    from owed.result import Result
+
+    rs = rows(cwd)
+    return Result({"runs": rs}, lambda: render(rs))
+
+
 def render(rs: list[dict]) -> str:
     if not rs:
         return "no agent runs yet"

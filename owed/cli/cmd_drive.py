@@ -19,6 +19,7 @@ from owed.cli import decl as typer
 from owed.cli.app import app
 from owed.cli.output import show
 
+
 def check_drive_options(*, once: bool, detach: bool, status: bool, stop: bool, now: bool, stay: bool,
                         max_open: Optional[int], runs: bool = False) -> None:
     from owed.errors import UsageError
@@ -54,11 +55,9 @@ def drive(
                         runs=runs)
     cwd = os.getcwd()
     if runs:
-        from driver import runs_list
+        from driver.runs_list import result
 
-        rs = runs_list.rows(cwd)
-        emit({"runs": rs}, json, runs_list.render(rs))
-        return EXIT_OK
+        return show(result(cwd), json)
     if status or stop or detach:
         return show(_background(cwd, status=status, stop=stop, now=now, stay=stay, max_open=max_open), json)
     from driver.loop import main
