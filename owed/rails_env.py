@@ -149,16 +149,19 @@ def reported_model() -> str | None:
 
 
 def write_rail(run_dir: Path, rid: str, role: str, node: str, reviewer: str | None) -> str:
-    """Write `run_dir/rail.json` (atomically, mode 0600), keeping the token of an earlier generation."""
+    """Write `run_dir/rail.json` (atomically, mode 0600) at a run's first start and return its token. A run's
+    rail is fixed at its launch: later generations get the same token, role, node and reviewer, whatever the
+    caller passes (a follow-up can never turn a reviewer run into a writer run)."""
     import secrets
 
     path = run_dir / rails.RAIL_FILE
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
-        token = old["token"] if isinstance(old, dict) and isinstance(old.get("token"), str) else None
     except (OSError, ValueError):
-        token = None
-    token = token or secrets.token_hex(16)
+        old = None
+    if isinstance(old, dict) and old.get("rid") == rid and isinstance(old.get("token"), str) and old["token"]:
+        return old["token"]
+    token = secrets.token_hex(16)
     doc = {"rid": rid, "role": role, "node": node, "token": token, **({"reviewer": reviewer} if reviewer else {})}
     tmp = path.with_name(f".{rails.RAIL_FILE}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
