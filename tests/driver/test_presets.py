@@ -145,6 +145,9 @@ def test_preset_first_run_and_resumed_follow_up(tmp_path, preset):
     w = next(r for r in runs if r["role"] == "writer")
     assert (w["node"], w["generation"], w["state"]) == ("a", 2, "ok")
     assert w["session"] == (None if preset == "aider" else f"{preset}-session-1")
+    spec = json.loads((state.parent / "gen-1" / "spec.json").read_text())
+    assert spec["timeout_s"] == 3600 and spec["stall_s"] == 1800  # the defaults: no agent runs without limits
+    assert spec["command"].startswith('"$OWED_BIN" agent preset ' + preset)
     saved = json.loads((state / "session.json").read_text())
     assert saved["preset"] == preset
     if preset != "aider":
