@@ -45,7 +45,8 @@ def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str,
            **extra_env}
     cwd = slot.worktree if role == "writer" else drv.root
     drv.pool.start(rid, generation, command=agent_command(agent), cwd=cwd, env=env, task_text=task,
-                   timeout_s=agent.timeout_s or DEFAULT_TIMEOUT_S, kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
+                   timeout_s=agent.timeout_s or DEFAULT_TIMEOUT_S, stall_s=plan.drive_config.stall_min * 60 or None,
+                   watch=str(drv.ctx.ledger.file), kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
                    shell=plan.exec_config.shell)
 
 
@@ -178,8 +179,8 @@ def report_tail(drv, rid: str | None) -> str:
 
 
 def halt_act(drv, act, state, plan) -> str:
-    tail = report_tail(drv, act.rid) if act.reason.startswith("reported") else ""
-    sha = drv.ctx.ledger.put_blob((tail + "\n").encode()) if tail else None
+    tail = report_tail(drv, act.rid)  # every halt that names its run shows the run's last 40 lines
+    sha = drv.ctx.ledger.put_blob((tail + "\n").encode()) if tail and act.reason.startswith("reported") else None
     halt(drv, act.node, act.attempt, act.reason, act.needs, act.command, report=sha)
     text = f"{act.reason} → {act.command}" if act.command else act.reason
     return text + ("\n" + tail if tail else "")

@@ -65,14 +65,15 @@ class Pool:
 
     def start(self, rid: str, generation: int, *, command: str, cwd: str, env: dict[str, str], task_text: str,
               timeout_s: int | None, kind: str, wrap: Sequence[str] | str | None = None,
-              shell: str = "login") -> None:
+              shell: str = "login", stall_s: float | None = None, watch: str | None = None) -> None:
         """Start generation `generation` of run `rid` unless it is already live, has started once, or is sealed.
 
         The agent runs `command` (a shell string) in `cwd` with `env` plus OWED_TASK_FILE (task.md holding
         `task_text`), OWED_RUN_ID, OWED_KIND and OWED_GENERATION; `timeout_s=None` means no limit. `wrap` (the
         plan's `drive.agents.<name>.wrap`) is an argv prefix or a {cwd}/{timeout}/{cmd} template, as exec.wrap;
         a template gets the pool's grace, not exec.wrap_grace_s. `shell` is the plan's exec.shell (login:
-        `bash -lc`, plain: `bash -c`).
+        `bash -lc`, plain: `bash -c`). `stall_s`: stop the run after that long without output and without a
+        change of the `watch` file (the ledger); None: no stall limit.
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
@@ -104,7 +105,8 @@ class Pool:
                                 "path_first": str(self.bin_dir()),
                                 "cwd": str(cwd), "env": extras, "timeout_s": timeout_s, "grace_s": self.grace_s,
                                 **({"wrap": wrap if isinstance(wrap, str) else list(wrap)} if wrap else {}),
-                                **({"shell": shell} if shell != "login" else {})})
+                                **({"shell": shell} if shell != "login" else {}),
+                                **({"stall_s": stall_s, "watch": watch} if stall_s else {})})
         os.close(os.open(gen / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
         shim_env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
         with open(gen / LOG, "ab") as log:

@@ -10,8 +10,8 @@ Map:
   (own process group, killed as a group on a hard stop); blocking work (ledger, git, files) in worker threads.
 - Waking: after acting, when a job ends, the ledger grows or a run changes, or every few seconds. Idle (nothing
   to do, in flight or running) ends the loop, unless --stay: then it waits for the ledger to change (or
-  `drive.idle_rewake_min`). Signals: the first SIGINT/SIGTERM finishes the current action and the measurements
-  in flight, then exits (`stopped`); a second one cancels everything (child groups killed) and exits 130.
+  `drive.idle_rewake_min`). Signals: the first SIGINT/SIGTERM/SIGHUP finishes the current action and the
+  measurements in flight, then exits (`stopped`); a second one cancels everything (child groups killed), exit 130.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class Driver:
             for rid in rec.runs:
                 v = self.pool.view(rid)
                 out[rid] = RunFacts(generation=v.generation, state=v.state, ok=v.ok, exit_code=v.exit_code,
-                                    timed_out=v.timed_out)
+                                    timed_out=v.timed_out, stalled=v.stalled)
         # Only runs of open slots matter between passes: reading every run ever started would make the
         # wait grow with the history.
         self._open_rids = list(out)
@@ -313,7 +313,7 @@ class Driver:
     async def _signals(self, tg) -> None:
         import anyio
 
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as sigs:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as sigs:
             self._early_stop()  # a signal may have come between main()'s handler and this receiver
             async for _ in sigs:
                 if self.stop_requested or self.once:
@@ -341,7 +341,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     def remember(signum, frame):
         early.append(signum)
 
-    old = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, remember) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     ledger_dir = Repo.discover(cwd).ledger_dir()
     path = log_path(ledger_dir)
     path.parent.mkdir(parents=True, exist_ok=True)

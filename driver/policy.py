@@ -69,6 +69,7 @@ class RunFacts:
     ok: bool | None = None
     exit_code: int | None = None
     timed_out: bool = False
+    stalled: bool = False  # stopped by drive.stall_min: no output and no ledger entry for that long
 
 
 @dataclass(frozen=True)
@@ -276,10 +277,14 @@ def _without_candidate(n: _Node) -> list[Action]:
     if not wview.ok:
         if n.resumed:
             return [n.send("interrupted")]
+        if wview.stalled:
+            return [_halt(n.id, n.a, "stalled: the writer run had no output and no ledger entry for "
+                          f"{n.plan.drive_config.stall_min} min", "human", f"owed resume {n.id} --note \"...\"",
+                          rid=n.wrid)]
         why = ("timed out" if wview.timed_out else "was lost (its supervisor died)" if wview.state == "lost"
                else f"exited {wview.exit_code}")
         return [_halt(n.id, n.a, f"writer run {why} without a candidate", "human",
-                      f"owed resume {n.id} --note \"...\"")]
+                      f"owed resume {n.id} --note \"...\"", rid=n.wrid)]
     last = wrec.reasons[-1] if wrec.reasons else None
     _, repairable = _writer_debts([], n.blocks, None)
     if repairable and (last != "repair" or n.resumed):

@@ -86,6 +86,7 @@ class RunView:
     exit_code: int | None = None
     signal: int | None = None
     timed_out: bool = False
+    stalled: bool = False
     stopped: bool = False
     could_not_run: bool = False
     error: str | None = None
@@ -121,7 +122,7 @@ def read_view(rid: str, gen_dir: Path, generation: int) -> RunView:
     code = sealed.get("exit_code")
     return RunView(
         state="sealed", ok=code == 0 and not sealed.get("timed_out"), exit_code=code, signal=sealed.get("signal"),
-        timed_out=bool(sealed.get("timed_out")), stopped=bool(sealed.get("stopped")),
+        timed_out=bool(sealed.get("timed_out")), stalled=bool(sealed.get("stalled")), stopped=bool(sealed.get("stopped")),
         could_not_run=bool(sealed.get("could_not_run")), error=sealed.get("error"),
         duration_ms=sealed.get("duration_ms"), ended_at=sealed.get("at"), output_tail=sealed.get("output", ""),
         snapshot=tuple(sealed.get("snapshot", ())), **base)

@@ -12,7 +12,9 @@ The pool starts it in its own session with stdin /dev/null and output into `<gen
 SIGTERM/SIGINT stop the run: once the agent exists the handler raises `Stop`, which `run_sync` turns into a kill
 of the agent's group (bounded) before it propagates; a signal that comes earlier is remembered and acted on as
 soon as the agent exists (or before it is started: a `stop` marker or signal seals the run without running it).
-A stopped run has no output tail (the runner keeps it only for runs that end by themselves or time out).
+A stopped or stalled run keeps the output tail the shim collected itself (driver/activity.py), which also
+rewrites `<gen_dir>/tail.txt` while output flows. With `stall_s` in the spec, a run with no output and no change
+of the `watch` file (the ledger) for that long is stopped and sealed with `stalled: true`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class _Signals:
         self.requested: int | None = None
         self.armed = False
         self.agent_pid: int | None = None
+        self.activity = None  # driver.activity.Activity while the agent runs with a stall limit
+        self.stalled = False
 
     def install(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -60,8 +64,24 @@ class _Signals:
             self.armed = False
             raise Stop(self.requested)
 
+    def watch(self, activity) -> None:
+        """A timer (SIGALRM) that flushes the live tail and checks the stall rule: a stalled run is stopped like
+        a SIGTERM, sealed as stalled."""
+        self.activity = activity
+        period = max(0.2, min(2.0, activity.stall_s / 4)) if activity.stall_s else 2.0
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.setitimer(signal.ITIMER_REAL, period, period)
+
+    def _alarm(self, signum, frame) -> None:
+        if self.activity is not None:
+            self.activity.flush()
+        if self.armed and self.activity is not None and self.activity.stalled():
+            self.stalled, self.armed = True, False
+            raise Stop(signum)
+
     def disarm(self) -> None:
         self.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, signal.SIG_IGN)
 
@@ -108,6 +128,7 @@ def _acquire(fd: int, gen: Path) -> bool:
 
 
 def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
+    from driver.activity import Activity
     from runner import RunSpec, run_sync
 
     t0 = time.monotonic()
@@ -117,16 +138,23 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
     command = with_path_first(spec["command"], spec.get("path_first"))
     run = RunSpec(command, spec["cwd"], env=spec.get("env") or {}, timeout_s=spec.get("timeout_s"), grace_s=grace,
                   tail_bytes=TAIL_BYTES, wrap=spec.get("wrap"), wrap_grace_s=grace, shell=spec.get("shell", "login"))
+    activity = Activity(gen, spec.get("stall_s"), spec.get("watch"))
+    signals.watch(activity)
     out = None
     try:
         try:
-            out = run_sync(run, started=lambda pid: signals.started(gen, pid))
+            out = run_sync(run, started=lambda pid: signals.started(gen, pid), output=activity.feed)
         finally:
             signals.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except Stop as stop:
         if out is None:  # a stop that lands after the run ended does not undo its outcome
             _ensure_gone(signals.agent_pid)
-            return _stopped(f"stopped by {signal.Signals(stop.args[0]).name}", t0)
+            if signals.stalled:
+                minutes = activity.stall_s / 60
+                return {**_stopped(f"stalled: no output and no ledger entry for {minutes:g} min", t0, stopped=False),
+                        "stalled": True, "output": activity.tail()}
+            return {**_stopped(f"stopped by {signal.Signals(stop.args[0]).name}", t0), "output": activity.tail()}
     return {"exit_code": out.exit_code, "signal": out.signal, "timed_out": out.timed_out,
             "could_not_run": out.could_not_run, "duration_ms": out.duration_ms, "error": out.error,
             "stopped": False, "output": out.text, "dropped_bytes": out.dropped_bytes,

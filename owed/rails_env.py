@@ -9,8 +9,8 @@
 - `gate(command, args)` the CLI's check before any command runs (raises Refused).
 - `check(act, …)`       the ops' check (raises Refused): `review`, `evidence`, `submit`, `rebase`, `attest`,
                         `ask`, or a role act (`owner`, `parent`).
-- `write_rail(run_dir, rid, role, node, reviewer)`  the pool's side: rail.json (0600) with a token kept
-                        across generations; returns the token.
+- `write_rail(run_dir, rid, role, node, reviewer)`  the pool's side: rail.json (0600), fixed at the run's
+                        launch (token, role, node, reviewer kept across generations); returns the token.
 
 Nothing here runs unless an environment names a run: a plain command reads only its own environment and its
 ancestors' /proc entries, and calls git only when one of them carries a run variable.
@@ -149,22 +149,23 @@ def reported_model() -> str | None:
 
 
 def write_rail(run_dir: Path, rid: str, role: str, node: str, reviewer: str | None) -> str:
-    """Write `run_dir/rail.json` (atomically, mode 0600), keeping the token of an earlier generation."""
+    """Write `run_dir/rail.json` (atomically, mode 0600) at a run's first start and return its token. A run's
+    rail is fixed at its launch: later generations get the same token, role, node and reviewer, whatever the
+    caller passes (a follow-up can never turn a reviewer run into a writer run)."""
     import secrets
 
     path = run_dir / rails.RAIL_FILE
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
-        token = old["token"] if isinstance(old, dict) and isinstance(old.get("token"), str) else None
     except (OSError, ValueError):
-        token = None
-    token = token or secrets.token_hex(16)
+        old = None
+    if isinstance(old, dict) and old.get("rid") == rid and isinstance(old.get("token"), str) and old["token"]:
+        return old["token"]
+    token = secrets.token_hex(16)
     doc = {"rid": rid, "role": role, "node": node, "token": token, **({"reviewer": reviewer} if reviewer else {})}
     tmp = path.with_name(f".{rails.RAIL_FILE}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
+    with os.fdopen(fd, "w", encoding="utf-8") as f:  # no fsync: after a crash no process holds the old token
         f.write(json.dumps(doc, sort_keys=True) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
     os.replace(tmp, path)
     return token

@@ -19,10 +19,13 @@ from owed.cli import decl as typer
 from owed.cli.app import app
 from owed.cli.output import show
 
+
 def check_drive_options(*, once: bool, detach: bool, status: bool, stop: bool, now: bool, stay: bool,
-                        max_open: Optional[int]) -> None:
+                        max_open: Optional[int], runs: bool = False) -> None:
     from owed.errors import UsageError
 
+    if runs and (once or detach or status or stop or now or stay or max_open is not None):
+        raise UsageError("--runs goes alone (with --json)")
     if sum((detach, status, stop, once)) > 1:
         raise UsageError("--detach, --status, --stop and --once exclude each other")
     if now and not stop:
@@ -45,10 +48,16 @@ def drive(
     stop: bool = typer.Option(False, "--stop", help="Stop the running driver after its current action."),
     now: bool = typer.Option(False, "--now", help="With --stop: stop at once (a second SIGTERM after 1 s)."),
     max_open: Optional[int] = typer.Option(None, "--max", help="Concurrent open attempts (overrides drive.max)."),
+    runs: bool = typer.Option(False, "--runs", help="List the agent runs: node, role, generation, state, session."),
 ) -> int:
     """Run the loop: dispatch, writer, submit, attest, reviewers, merge; stop for decisions."""
-    check_drive_options(once=once, detach=detach, status=status, stop=stop, now=now, stay=stay, max_open=max_open)
+    check_drive_options(once=once, detach=detach, status=status, stop=stop, now=now, stay=stay, max_open=max_open,
+                        runs=runs)
     cwd = os.getcwd()
+    if runs:
+        from driver.runs_list import result
+
+        return show(result(cwd), json)
     if status or stop or detach:
         return show(_background(cwd, status=status, stop=stop, now=now, stay=stay, max_open=max_open), json)
     from driver.loop import main

@@ -75,6 +75,10 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         from owed.views import models
 
         view.models = models.view(ctx.state, ctx.plan, node, full=full)
+        from owed.run_tails import attempt_tails
+
+        tails = attempt_tails(ctx.ledger.root, ctx.state, node)
+        view.runs = tails if full else tails[:1]  # compact: the newest run of the attempt only
         from owed.views.trunk_red import decorate_why
 
         decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks

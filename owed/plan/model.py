@@ -235,6 +235,7 @@ class Drive(Spec, kw_only=True):
     # A shell command run once per wake fact, the wake text on stdin (driver/notify.py).
     notify: Text | None = None
     same_model: Literal["accepted"] | None = None  # writer and reviewer may share a model: hide why's advisory
+    stall_min: NonNeg = 30  # an agent run with no output and no ledger entry for this long is stopped (0: never)
 
 
 class AllowRule(Spec, kw_only=True):

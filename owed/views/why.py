@@ -154,6 +154,7 @@ class Why(Record):
     models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
     merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
 
 
@@ -405,6 +406,11 @@ def _tail_lines(v: Why) -> list[str]:
         from owed.views.models import lines
 
         out += lines(v.models)
+    for t in v.runs or []:  # the last 40 lines of the attempt's newest run (every run with --full)
+        end = "running" if t["state"] == "running" else (t.get("error") or f"exit {t.get('exit')}")
+        out.append(f"Run {t['rid']} ({t['role']}, generation {t['generation']}, {end}): "
+                   + (f"last {len(t['lines'])} lines of output:" if t["lines"] else "no output"))
+        out += [f"  | {ln}" for ln in t["lines"]]
     from owed.views.trunk_red import merge_check_lines
 
     out += merge_check_lines(v)

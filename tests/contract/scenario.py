@@ -174,6 +174,7 @@ def walk(root: Path) -> Walk:
     w.child("drive --stop", "drive", "--stop")
     w.child("drive", "drive", "--once")
     w.call("status (halted)", "status")  # the driver halted third (no agent configured): Needs you shows it
+    w.child("drive --runs", "drive", "--runs")
     w.call("attest --genesis", "attest", "--genesis")
     # No gh and no owners: the reader's envelope with its error (issue 18 owns what it lists).
     bare = root / "bin"

@@ -94,3 +94,19 @@ def test_owed_agent_script_runs_under_a_profile_that_resets_path(tmp_path):
     r = owed(repo, env, "drive")
     assert r.returncode == 0, r.stdout + r.stderr
     assert json.loads(owed(repo, env, "status", "--json").stdout)["summary"]["merged"] == 1
+
+
+@pytest.mark.timeout(200)
+def test_a_failed_run_shows_its_last_40_lines_in_why_and_in_its_halt(tmp_path):
+    repo, env = _repo(tmp_path, 'for i in $(seq 1 60); do echo "agent line $i"; done; exit 3')
+    assert owed(repo, env, "init", "plan.yaml").returncode == 0
+    r = owed(repo, env, "drive", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    halt = [json.loads(x) for x in r.stdout.splitlines() if '"halt"' in x]
+    assert halt and halt[0]["detail"].splitlines()[-1] == "agent line 60"  # the halt names its run's tail
+    why = owed(repo, env, "why", "a").stdout
+    assert "Run owed:" in why and "(writer, generation 1, exit 3): last 40 lines of output:" in why
+    shown = [ln for ln in why.splitlines() if ln.startswith("  | ")]
+    assert shown[0] == "  | agent line 21" and shown[-1] == "  | agent line 60" and len(shown) == 40
+    doc = json.loads(owed(repo, env, "why", "a", "--json").stdout)
+    assert doc["runs"][0]["lines"][-1] == "agent line 60" and doc["runs"][0]["exit"] == 3

@@ -10,6 +10,8 @@ from owed.cli import main
 
 BAD = [
     (["--detach", "--status"], "--detach, --status, --stop and --once exclude each other"),
+    (["--runs", "--once"], "--runs goes alone (with --json)"),
+    (["--runs", "--stay"], "--runs goes alone (with --json)"),
     (["--stop", "--once"], "--detach, --status, --stop and --once exclude each other"),
     (["--detach", "--stop"], "--detach, --status, --stop and --once exclude each other"),
     (["--status", "--once"], "--detach, --status, --stop and --once exclude each other"),

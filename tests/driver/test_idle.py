@@ -157,7 +157,7 @@ def unit(name: str) -> configparser.ConfigParser:
 def test_units_say_what_the_docs_say():
     drive = unit("owed-drive.service")["Service"]
     assert drive["ExecStart"].endswith("owed drive --stay") and drive["Restart"] == "on-failure"
-    assert drive["KillSignal"] == "SIGTERM" and drive["KillMode"] == "mixed" and drive["TimeoutStopSec"] == "15min"
+    assert drive["KillSignal"] == "SIGTERM" and drive["KillMode"] == "process" and drive["TimeoutStopSec"] == "15min"
     watch = unit("owed-idle-watchdog.service")["Service"]
     assert watch["Type"] == "oneshot" and watch["KillMode"] == "process"
     timer = unit("owed-idle-watchdog.timer")["Timer"]

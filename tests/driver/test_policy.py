@@ -98,8 +98,8 @@ def kinds(actions):
     return [(a.kind, a.node, a.reason or a.role) for a in actions]
 
 
-def run(gen=1, state="running", ok=None, exit_code=None, timed_out=False):
-    return RunFacts(generation=gen, state=state, ok=ok, exit_code=exit_code, timed_out=timed_out)
+def run(gen=1, state="running", ok=None, exit_code=None, timed_out=False, stalled=False):
+    return RunFacts(generation=gen, state=state, ok=ok, exit_code=exit_code, timed_out=timed_out, stalled=stalled)
 
 
 def test_fresh_plan_dispatches_ready_nodes_by_dependents_within_max():
@@ -146,7 +146,17 @@ def test_writer_failure_halts_human():
     acts = [a for a in b.decide({rid: run(state="sealed", ok=False, exit_code=3)}) if a.node == "a"]
     assert acts[0].kind == "halt" and "exited 3" in acts[0].reason and acts[0].needs == "human"
     acts = [a for a in b.decide({rid: run(state="sealed", ok=False, timed_out=True)}) if a.node == "a"]
-    assert "timed out" in acts[0].reason
+    assert "timed out" in acts[0].reason and acts[0].rid == rid  # the halt names its run (its tail is shown)
+
+
+def test_a_stalled_writer_halts_stalled_naming_its_run():
+    b = Book()
+    b.dispatch("a")
+    rid = b.launch("a")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=False, stalled=True)}) if a.node == "a"]
+    assert [(a.kind, a.rid, a.needs) for a in acts] == [("halt", rid, "human")]
+    assert acts[0].reason == "stalled: the writer run had no output and no ledger entry for 30 min"
+    assert acts[0].command == 'owed resume a --note "..."'
 
 
 def test_candidate_attest_then_repair_then_budget_halt():

@@ -140,6 +140,14 @@ def test_preset_first_run_and_resumed_follow_up(tmp_path, preset):
                                      tasks[1].read_text()]
     else:
         assert writer[1]["argv"] == expand(first, 2) + ["--restore-chat-history"]
+    runs = json.loads(subprocess.run([sys.executable, "-m", "owed", "drive", "--runs", "--json"], cwd=repo,
+                                     capture_output=True, text=True).stdout)["runs"]
+    w = next(r for r in runs if r["role"] == "writer")
+    assert (w["node"], w["generation"], w["state"]) == ("a", 2, "ok")
+    assert w["session"] == (None if preset == "aider" else f"{preset}-session-1")
+    spec = json.loads((state.parent / "gen-1" / "spec.json").read_text())
+    assert spec["timeout_s"] == 3600 and spec["stall_s"] == 1800  # the defaults: no agent runs without limits
+    assert spec["command"].startswith('"$OWED_BIN" agent preset ' + preset)
     saved = json.loads((state / "session.json").read_text())
     assert saved["preset"] == preset
     if preset != "aider":
@@ -179,3 +187,17 @@ def _same_model_advisory(repo: Path) -> None:
     assert "warning:" not in why() and "Models: writer claude-test" in why()  # compact: hidden
     assert "(accepted: drive.same_model)" in why("--full")
     assert json.loads(why("--json"))["models"]["accepted"] is True
+
+
+def test_the_runner_says_what_is_missing_in_one_line(tmp_path):
+    env = {**os.environ, "OWED_RUN_DIR": str(tmp_path), "OWED_ROLE": "writer", "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "owed", "agent", "preset", "cursor"], env=env, cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.strip().endswith("unknown preset 'cursor' (one of claude, codex, gemini, "
+                                                           "opencode, aider)")
+    task = tmp_path / "task.md"
+    task.write_text("do it")
+    r = subprocess.run([sys.executable, "-m", "owed", "agent", "preset", "claude"], cwd=tmp_path,
+                       env={**env, "OWED_TASK_FILE": str(task)}, capture_output=True, text=True)
+    assert r.returncode == 127 and r.stderr.strip() == ("owed agent preset claude: cannot run claude: No such file "
+                                                        "or directory")

@@ -296,6 +296,12 @@ def test_a_writers_review_from_the_repository_root_inside_a_subagent_call_is_ref
     r = subprocess.run(["sh", "-c", script], cwd=tree, env={**os.environ, "DSA_CALL": "writer-call"},
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "writer worktree cannot record a review" in r.stderr, r.stderr
+    # Any directory of the worktree counts, however deep.
+    deep = tree / "src" / "pkg"
+    deep.mkdir(parents=True)
+    r = subprocess.run(["sh", "-c", script], cwd=deep, env={**os.environ, "DSA_CALL": "writer-call"},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "writer worktree cannot record a review" in r.stderr, r.stderr
     assert len(w.raw()) == before
     # A reviewer's call started at the repository root records.
     r = subprocess.run(["sh", "-c", script], cwd=w.repo, env={**os.environ, "DSA_CALL": "reviewer-call"},

@@ -70,3 +70,14 @@ def test_identify_trusts_the_rail_file_not_the_environment():
     assert "no rail file" in identify(env, None).why
     assert "without OWED_RUN_ID" in identify({"OWED_ROLE": "writer"}, None).why
     assert not identify(env, {**rail, "rid": "owed:p:b:1:writer"}).verified
+
+
+def test_a_runs_rail_is_fixed_at_its_launch(tmp_path):
+    from owed.rails_env import write_rail
+
+    token = write_rail(tmp_path, "owed:p:a:1:reviewer:1", "reviewer", "a", "reviewer:drive-a-1-1")
+    assert len(token) == 32 and (tmp_path / rails.RAIL_FILE).stat().st_mode & 0o777 == 0o600
+    again = write_rail(tmp_path, "owed:p:a:1:reviewer:1", "writer", "b", None)  # a later generation
+    assert again == token
+    doc = __import__("json").loads((tmp_path / rails.RAIL_FILE).read_text())
+    assert (doc["role"], doc["node"], doc["reviewer"]) == ("reviewer", "a", "reviewer:drive-a-1-1")

@@ -1,0 +1,74 @@
+"""EDGE: the output tails of a node's driver runs, read from `<ledger dir>/drive/runs` (driver/runs.py's layout):
+`exit.json`'s output for a sealed generation, the shim's live `tail.txt` for one still running.
+
+- `run_tail(ledger_root, rid, lines=40)`   {rid, generation, state (sealed | running), exit, error, lines} of
+                                           the run's latest generation, or None (never started here)
+- `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's current (or last) attempt, newest
+                                           launch first: what `owed why` shows; a halt names its run through
+                                           the node's writer run of that attempt (`halt_tail`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from owed.rails import run_dir_name
+
+LINES = 40
+_GEN = re.compile(r"^gen-([1-9][0-9]*)$")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def run_tail(ledger_root: Path, rid: str, lines: int = LINES) -> dict | None:
+    run = Path(ledger_root) / "drive" / "runs" / run_dir_name(rid)
+    try:
+        gens = sorted(int(m.group(1)) for m in map(_GEN.match, os.listdir(run)) if m)
+    except OSError:
+        return None
+    if not gens:
+        return None
+    gen = run / f"gen-{gens[-1]}"
+    sealed = _read(gen / "exit.json")
+    doc: dict = {}
+    if sealed is not None:
+        try:
+            doc = json.loads(sealed)
+        except ValueError:
+            doc = {}
+    text = doc.get("output", "") if sealed is not None else (_read(gen / "tail.txt") or "")
+    out = text.rstrip("\n").splitlines()[-lines:] if text else []
+    return {"rid": rid, "generation": gens[-1], "state": "sealed" if sealed is not None else "running",
+            "exit": doc.get("exit_code"), "error": doc.get("error"), "lines": out}
+
+
+def attempt_tails(ledger_root: Path, state, node_id: str, lines: int = LINES) -> list[dict]:
+    rec = state.nodes.get(node_id)
+    slot = state.open_slot(node_id) or (rec.slot if rec is not None else None)
+    if rec is None or slot is None:
+        return []
+    runs = sorted((r for r in rec.runs.values() if r.attempt == slot.attempt), key=lambda r: -r.launch)
+    out = []
+    for r in runs:
+        t = run_tail(ledger_root, r.rid, lines)
+        if t is not None:
+            out.append({**t, "role": r.role})
+    return out
+
+
+def halt_tail(ledger_root: Path, state, node_id: str, lines: int = LINES) -> dict | None:
+    """The tail of the run a driver halt of `node_id` is about: the open attempt's writer run."""
+    rec = state.nodes.get(node_id)
+    slot = state.open_slot(node_id)
+    if rec is None or rec.halt is None or slot is None:
+        return None
+    writer = [r for r in rec.runs.values() if r.attempt == slot.attempt and r.role == "writer"]
+    return run_tail(ledger_root, max(writer, key=lambda r: r.launch).rid, lines) if writer else None
