@@ -200,6 +200,7 @@ class Resume(Entry, tag="resume"):
     after: tuple[str, ...] = ()
     expect: str | None = None
     release: str | None = None
+    remeasure: bool = False  # the next merge measures its failed merge-tree items again (same keys)
 
 
 class Merge(Entry, tag="merge"):

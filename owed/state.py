@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 14  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
+STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -243,6 +243,7 @@ class NodeRec(_S):
     # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
     # seq, trunk commit, cand seq, sorted names, merge key].
     merge_fails: dict[str, list] = {}
+    remeasure: int | None = None  # seq of a `resume --remeasure`: merge-tree failures before it are measured again
     trunk_red: dict[str, list] = {}
 
 

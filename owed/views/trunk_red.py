@@ -153,6 +153,60 @@ def decorate_why(state, plan, node_id: str, v: dict) -> None:
         v["liftsKnownRed"] = lifted
 
 
+def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
+    """The recorded merge-tree failures of the current candidate on the current trunk that still refuse its
+    merge (no pass, waiver, defer, known red or trunk rescue since, no `--remeasure` asked): a retry would
+    reuse them and be refused again. [(obligation, obs seq)]."""
+    from owed.acceptance import waived_key
+    from owed.folds.judgments import known_red
+
+    rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
+    if rec is None or slot is None or slot.cand is None:
+        return []
+    out = []
+    for ob, f in sorted(rec.merge_fails.items()):
+        if f[1] != state.trunk_commit or f[2] != slot.cand.seq or (rec.remeasure or -1) > f[0]:
+            continue
+        key, kind, _, rest = f[4], *ob.partition(":")
+        agg = state.agg(node_id if kind == "check" else "trunk", ob, key)
+        if agg is not None and agg.verdict == "pass":
+            continue
+        if kind == "check" and waived_key(state, node_id, ob, key):
+            continue
+        inv = next((i for i in plan.invariants if i.id == rest), None) if kind == "inv" else None
+        if kind == "inv":
+            if inv is None or key == state.trunk_keys.get(rest) or KR.merge_verdict(agg, inv, state, node_id) is True:
+                continue
+            if any(d.used is None and d.items.get(rest) == key for d in rec.defers):
+                continue
+            old = state.agg("trunk", ob, state.trunk_keys.get(rest, ""))
+            if known_red(agg, old, inv.min_tests, KR.others(state, inv, node_id)) is True:
+                continue
+        out.append((ob, f[0]))
+    return out
+
+
+def refused_phase(state, plan, node_id: str) -> str | None:
+    refused = standing_refusal(state, plan, node_id)
+    if not refused or waits_for_trunk(state, node_id):
+        return None
+    return "merge refused: " + ", ".join(f"{ob} fails on the merge tree (#{seq})" for ob, seq in refused)
+
+
+def refusal_need(state, plan, node_id: str) -> dict | None:
+    """The one command of a standing merge refusal (status Needs you instead of `→ owed merge`)."""
+    refused = standing_refusal(state, plan, node_id)
+    if not refused:
+        return None
+    ob, seq = refused[0]
+    again = f"measure again: owed attest {node_id} --remeasure"
+    if ob.startswith("inv:"):
+        cmd = f"owed rebase {node_id} (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
+    else:
+        cmd = f"owed rebase {node_id}"
+    return {"node": node_id, "reason": refused_phase(state, plan, node_id) + f" ({again})", "command": cmd}
+
+
 def merge_check_lines(v: dict) -> list[str]:
     rows = v.get("mergeChecks") or []
     out = ["Merge checks:"] if rows else []

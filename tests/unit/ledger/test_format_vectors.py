@@ -160,7 +160,23 @@ def test_a_refresh_with_a_field_this_owed_does_not_know_needs_a_newer_owed():
         decode_buffer(json.dumps(d).encode() + b"\n", 6, locked=True)
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS])
+RESUME = E.Resume(seq=7, ts="2026-11-30T09:00:07.000Z", prev=REFRESH_HASH, by="parent:p", node="KB4",
+                  note="measure again", remeasure=True)
+RESUME_BYTES = (
+    b'{"by":"parent:p","kind":"resume","node":"KB4","note":"measure again",'
+    b'"prev":"78b55767bdf68bb59916f464b82284f6bee5474ea2152de5b309d45af178cf50","remeasure":true,"seq":7,'
+    b'"ts":"2026-11-30T09:00:07.000Z"}'
+)
+RESUME_HASH = "3091772daea9d193c11c9d4906d8158a3bcc8a0e71c8e9c30b1b7671e1332c5a"
+
+
+def test_resume_remeasure_vector():
+    assert E.entry_bytes(RESUME) == RESUME_BYTES
+    assert sha256_hex(RESUME_BYTES) == RESUME_HASH and E.seal(RESUME).hash == RESUME_HASH
+    assert b"remeasure" not in E.entry_bytes(E.Resume(by="parent:p", node="a", note="n"))  # false is omitted
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, RESUME])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)
