@@ -24,6 +24,7 @@ import msgspec
 from owed.canon import ZERO_HASH
 
 STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
+# branches had bumped to 13 independently, so 13 names two shapes; 15: NodeRec.remeasure (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
