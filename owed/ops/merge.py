@@ -117,30 +117,40 @@ def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> t
     return jobs, reused
 
 
-def _reused_failures(st, node_id: str, keys: dict) -> list[str]:
-    """Merge-tree failures a retry reused (recorded earlier on the same keys): seq, age, remeasure command."""
+def _reused_failures(st, node_id: str, keys: dict) -> list[tuple[str, str, object]]:
+    """Merge-tree failures a retry reused (recorded earlier on the same keys): [(obligation, key, observation)]."""
+    out = []
+    for ob, key in keys.items():
+        agg = st.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        o = (agg.last_fail or agg.last) if agg is not None else None
+        if o is not None and o.verdict != "pass" and o.merging == node_id and agg.verdict != "pass":
+            out.append((ob, key, o))
+    return out
+
+
+def _reused_text(st, node_id: str, reused: list) -> list[str]:
     from datetime import datetime, timezone
 
     from owed.views.status import age
 
-    now, out = datetime.now(timezone.utc), []
-    for ob, key in keys.items():
-        agg = st.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
-        o = agg.last if agg is not None else None
-        if o is not None and o.verdict != "pass" and o.merging == node_id and o.seq <= st.seq and agg.verdict != "pass":
-            out.append(f"{ob} {agg.verdict} on the merge tree (reused obs #{o.seq}, {age(o.ts, now)} old; measure "
-                       f"again: owed attest {node_id} --remeasure or owed resume {node_id} --remeasure --note \"...\")")
-    return out
+    now = datetime.now(timezone.utc)
+    return [f"{ob} {st.agg(node_id if ob.startswith('check:') else 'trunk', ob, key).verdict} on the merge tree "
+            f"(reused obs #{o.seq}, {age(o.ts, now)} old; measure again: owed attest {node_id} --remeasure or "
+            f"owed resume {node_id} --remeasure --note \"...\")" for ob, key, o in reused]
 
 
-def _guard_refusal(st, node_id: str, probs: list[str], written: list, probes: list, keys: dict) -> GuardFailed:
+def _guard_refusal(st, plan, node_id: str, probs: list[str], written: list, probes: list, keys: dict,
+                   changed: list[str]) -> GuardFailed:
     from owed.folds.merge_red import current_red
+    from owed.views.refusal_hints import hints
 
     failing = [o for o in written if o.verdict != "pass" and o.probe is None]
     fresh = {o.obligation for o in failing}
+    reused = _reused_failures(st, node_id, {k: v for k, v in keys.items() if k not in fresh})
+    taught = hints(st, plan, node_id, [(o.obligation, o.key, o) for o in failing] + reused, changed)
     detail = "; ".join([f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
                         + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing]
-                       + _reused_failures(st, node_id, {k: v for k, v in keys.items() if k not in fresh}))
+                       + _reused_text(st, node_id, reused) + taught)
     red = [why for _, why, _ in probes if why]
     probed = {ob for _, _, ob in probes}
     red += [f"trunk-red: {ob} fails on trunk {r[2][:12]} without {node_id} ({', '.join(r[4][:3]) or 'no names'}; "
@@ -225,8 +235,9 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                         commit=m, tree=mt.tree, checks=checks, invariants=invs, defers=tuple(defers))
         probs = merge_problems(ctx.state, ctx.plan, draft)
         if probs:
-            raise _guard_refusal(ctx.state, node_id, probs, written, probes,
-                                 {**checks, **{f"inv:{i}": k for i, k in invs.items()}})
+            raise _guard_refusal(ctx.state, ctx.plan, node_id, probs, written, probes,
+                                 {**checks, **{f"inv:{i}": k for i, k in invs.items()}},
+                                 repo.changed_paths(cand.base, cand.commit))
         with committing():  # the ref CAS and the merge entry: both or neither
             try:
                 _, entries = ctx.ledger.append(_commit_step(ctx, node_id, slot, pre, m, draft))

@@ -76,7 +76,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         view["models"] = models.view(ctx.state, ctx.plan, node, full=full)
         from owed.views.trunk_red import decorate_why
 
-        decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks
+        decorate_why(ctx.state, ctx.plan, node, view, changed)  # trunk-red phase, Merge checks
     return Result(view, lambda: render(view))
 
 

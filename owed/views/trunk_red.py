@@ -121,10 +121,11 @@ def check_red(state, plan) -> list[dict]:
     return out
 
 
-def merge_checks(state, node_id: str) -> list[dict]:
+def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = None) -> list[dict]:
     """`owed why <node>`'s Merge checks: the current candidate's merge-tree failures on the current trunk, a
-    trunk-red one with both observation seqs and the parent as discharger."""
+    trunk-red one with both observation seqs and the parent as discharger, each with its refusal hints."""
     from owed.folds.merge_red import current_red
+    from owed.views.refusal_hints import hints
 
     rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
     if rec is None or slot is None or slot.cand is None:
@@ -134,6 +135,11 @@ def merge_checks(state, node_id: str) -> list[dict]:
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq:
             continue
         row = {"obligation": ob, "obs": f[0], "trunk": f[1], "failed": f[3]}
+        agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, f[4])
+        o = agg.last_fail if agg is not None else None
+        taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
+        if taught:
+            row["hints"] = taught
         if ob in red:
             row.update(trunkRed=True, probe=red[ob][1], discharger="parent",
                        hint=f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "
@@ -142,10 +148,11 @@ def merge_checks(state, node_id: str) -> list[dict]:
     return out
 
 
-def decorate_why(state, plan, node_id: str, v: dict) -> None:
-    """`owed why <node>`'s additions: the trunk-red waiting phase, the Merge checks, the known red it lifts."""
-    v["phase"] = waiting_phase(state, node_id) or v["phase"]
-    checks = merge_checks(state, node_id)
+def decorate_why(state, plan, node_id: str, v: dict, changed: list[str] | None = None) -> None:
+    """`owed why <node>`'s additions: the trunk-red waiting phase, the Merge checks (with the refusal hints
+    the merge gave: views/refusal_hints.py), the known red it lifts."""
+    v["phase"] = waiting_phase(state, node_id) or refused_phase(state, plan, node_id) or v["phase"]
+    checks = merge_checks(state, node_id, plan, changed)
     if checks:
         v["mergeChecks"] = checks
     lifted = KR.lifts(state, plan, node_id)
@@ -216,6 +223,7 @@ def merge_check_lines(v: dict) -> list[str]:
                    + (f" → {r['discharger']}" if r.get("discharger") else ""))
         if r.get("hint"):
             out.append(f"      {r['hint']}")
+        out += [f"      {h}" for h in r.get("hints", ())]
     for k in v.get("liftsKnownRed") or []:
         out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
                    f"that list: they must pass on its merge tree)")
