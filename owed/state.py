@@ -23,8 +23,9 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
-# branches had bumped to 13 independently, so 13 names two shapes; 15: NodeRec.remeasure (trunk)
+STATE_VERSION = 16  # 13: Cand.model, ReviewRec.model (rails) and the trunk refresh fields (trunk); 14: both
+# branches had bumped to 13 independently, so 13 names two shapes; 15: NodeRec.remeasure (trunk); 16:
+# State.retries (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -274,6 +275,7 @@ class State(msgspec.Struct, kw_only=True):
     first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
+    retries: dict[int, list] = {}  # remeasure_on: failing obs seq -> [item id, seq of its automatic retry or None]
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect

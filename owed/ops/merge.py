@@ -201,6 +201,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.measure.run import Job, measure, measure_writes
     from owed.ops.attest import record_all
     from owed.ops.refresh import refresh_trunk
+    from owed.ops.retries import mark, retry_pending
+    from owed.state import item_id
 
     ctx = Context.load(cwd)
     node = _preflight(ctx, node_id)
@@ -218,11 +220,12 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             checks = node_check_keys(repo, plan, node, pre, m)
             invs = invariant_keys(repo, plan, m)
             jobs, reused = _merge_jobs(st, plan, node, m, pre, checks, invs)
-            measured = [measure(repo, plan, j) for j in jobs]
+            measured = mark(plan, [measure(repo, plan, j) for j in jobs])  # ops/retries.py: remeasure_on
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
+        written += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in invs.items()})
         if writes.verdict != "pass":
             from owed.folds.grants import writes_hint
 

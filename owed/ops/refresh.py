@@ -103,6 +103,8 @@ def refresh_trunk(ctx: Context, res: RefreshResult | None = None, again: str | N
     runs this inside `measuring()` (an interrupt records nothing of the measurements in flight)."""
     from owed.measure.run import measure
     from owed.ops.attest import record
+    from owed.ops.retries import mark, retry_pending
+    from owed.state import item_id
 
     res = res or RefreshResult()
     before = dict(ctx.state.trunk_keys)
@@ -114,9 +116,10 @@ def refresh_trunk(ctx: Context, res: RefreshResult | None = None, again: str | N
             res.changed = sorted(i for i, k in res.refresh.keys.items() if before.get(i) != k)
     jobs = trunk_jobs(ctx, again)
     if jobs:
-        measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
+        measured = mark(ctx.plan, [measure(ctx.repo, ctx.plan, j) for j in jobs])
         res.observations, res.superseded = record(ctx, measured)
         ctx.reload()
+    res.observations += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in ctx.state.trunk_keys.items()})
     res.missing = [j.obligation for j in trunk_jobs(ctx)]
     return res
 
