@@ -57,9 +57,8 @@ class Driver:
         from driver.refresh import TrunkRefresh
         from driver.sweeps import IdleSweeps
 
-        self.sweeps = IdleSweeps(self)  # background sweeps when idle (stay mode)
-        self.notifier = Notifier(self)  # drive.notify: its command once per wake fact
-        self.refresh = TrunkRefresh(self)  # the trunk refresh of a quiet pass (driver/refresh.py)
+        # Idle sweeps (stay mode), drive.notify's command once per wake fact, the trunk refresh of a quiet pass.
+        self.sweeps, self.notifier, self.refresh = IdleSweeps(self), Notifier(self), TrunkRefresh(self)
         self.seen = (None, None)  # the state and plan of the latest pass
         self.log = log
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None

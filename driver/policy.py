@@ -405,7 +405,11 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):
         if refused.code == Conflict.code:
             return [Action("rebase", n.id, n.a, detail=refused.reason)]
-        return [_halt(n.id, n.a, f"merge refused: {refused.reason}", "human", f"owed merge {n.id}")]
+        from owed.views.trunk_red import refusal_need
+
+        need = refusal_need(n.state, n.plan, n.id)  # a retry reuses the recorded refusal: its one command
+        return [_halt(n.id, n.a, f"merge refused: {refused.reason}", "human",
+                      need["command"] if need else f"owed merge {n.id}")]
     return [Action("merge", n.id, n.a)]
 
 

@@ -153,6 +153,8 @@ class Obs(Entry, tag="obs"):
     runs: tuple[RunVote, ...] = ()
     noisy: bool = False
     waits_on: tuple[str, ...] = ()  # writes: an overlap-only failure waits for these open slots (0.17)
+    remeasure_match: str | None = None  # an invariant failure every diagnostic of which matched this remeasure_on literal
+    auto_remeasure: int | None = None  # the automatic same-key retry of that failing observation (its seq)
 
 
 class Review(Entry, tag="review"):
@@ -200,6 +202,7 @@ class Resume(Entry, tag="resume"):
     after: tuple[str, ...] = ()
     expect: str | None = None
     release: str | None = None
+    remeasure: bool = False  # the next merge measures its failed merge-tree items again (same keys)
 
 
 class Merge(Entry, tag="merge"):

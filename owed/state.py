@@ -23,7 +23,8 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions
+STATE_VERSION = 17  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+# NodeRec.remeasure (trunk); 16: State.retries (trunk); 17: all of them merged
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -257,6 +258,7 @@ class NodeRec(_S):
     # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
     # seq, trunk commit, cand seq, sorted names, merge key].
     merge_fails: dict[str, list] = {}
+    remeasure: int | None = None  # seq of a `resume --remeasure`: merge-tree failures before it are measured again
     trunk_red: dict[str, list] = {}
 
 
@@ -286,6 +288,7 @@ class State(msgspec.Struct, kw_only=True):
     first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
+    retries: dict[int, list] = {}  # remeasure_on: failing obs seq -> [item id, seq of its automatic retry or None]
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect

@@ -170,6 +170,7 @@ def resume(
     after: Optional[str] = typer.Option(None, "--after", help="Wait until these nodes merge (a,b)."),
     expect: Optional[str] = typer.Option(None, "--expect", help="report: the writer reports and stops."),
     note: Optional[str] = typer.Option(None, "--note", help="Why (required)."),
+    remeasure: bool = typer.Option(False, "--remeasure", help="The next merge measures its failed merge-tree items again."),
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
@@ -178,7 +179,7 @@ def resume(
     from owed.ops import act_cmds
 
     return show(act_cmds.resume(os.getcwd(), node, after=after, expect=expect, note=note, as_=as_,
-                                i_am_owner=i_am_owner), json)
+                                i_am_owner=i_am_owner, remeasure=remeasure), json)
 
 
 @app.command()

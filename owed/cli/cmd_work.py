@@ -49,6 +49,8 @@ def attest(
     genesis: bool = typer.Option(False, "--genesis", help="Measure the genesis invariants on trunk."),
     trunk: bool = typer.Option(False, "--trunk", help="Re-key the trunk's invariants under the current plan and measure the changed keys."),
     no_lease: bool = typer.Option(False, "--no-lease", help="With --trunk: do not take the machine lease."),
+    remeasure: bool = typer.Option(False, "--remeasure", help="Measure the failed merge-tree items (with --trunk: trunk keys) again on the same keys."),
+    all_: bool = typer.Option(False, "--all", help="With --remeasure: every item, not only the failed ones."),
     json: bool = JSON,
 ) -> int:
     """Measure the open candidate's items in clean trees (exit 0 done, 1 new failure, 4 obligations open)."""
@@ -56,7 +58,7 @@ def attest(
     from owed.ops import work_cmds
 
     return show(measured(json, work_cmds.attest, os.getcwd(), node, rerun=rerun, genesis=genesis, trunk=trunk,
-                         lease=not no_lease), json)
+                         lease=not no_lease, remeasure=remeasure, everything=all_), json)
 
 
 @app.command()

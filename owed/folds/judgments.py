@@ -12,6 +12,7 @@ from owed import known_red as KR
 from owed.known_red import complete
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
+from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
@@ -59,6 +60,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, "only the executor (executor:owed) records observations")
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
+    if e.remeasure_match is not None or e.auto_remeasure is not None:
+        fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
     kind, rest = split(e.obligation)
     if e.waits_on and (e.subject == "trunk" or e.merging is not None or e.probe is not None or e.attribution):
         raise refuse(e, "waits_on belongs to a failing writes observation of an open candidate")

@@ -153,8 +153,8 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
     if e.release == "hold":
         if rec is None or rec.held is None:
             raise refuse(e, f"{e.node} is not held")
-        if e.after or e.expect:
-            raise refuse(e, "a hold release takes neither --after nor --expect")
+        if e.after or e.expect or e.remeasure:
+            raise refuse(e, "a hold release takes neither --after nor --expect (nor --remeasure)")
         rec.held = None
         return
     if e.release is not None:
@@ -168,5 +168,10 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
             raise refuse(e, f"{e.node} cannot wait for itself")
     if e.expect not in (None, "report"):
         raise refuse(e, f"--expect takes only 'report', not {e.expect!r}")
+    if e.remeasure:
+        slot = state.open_slot(e.node)
+        if slot.cand is None or e.after or e.expect:
+            raise refuse(e, "--remeasure needs an open candidate and takes neither --after nor --expect")
+        rec.remeasure = e.seq
     rec.after, rec.expect = list(e.after), e.expect
     rec.resume, rec.resume_note, rec.resume_ts = e.seq, e.note, e.ts

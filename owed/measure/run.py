@@ -60,6 +60,8 @@ class Measured:
     noisy: bool = False
     grant: tuple[str, ...] = ()  # writes: out-of-writes paths to grant in the same append as this observation
     outside: tuple[str, ...] = ()  # writes: every path left outside the effective writes (failed keeps 50)
+    remeasure_match: str | None = None  # measure/retry.py: the remeasure_on literal every failure matched
+    auto_remeasure: int | None = None  # the seq of the failing observation this measurement retries
 
     def entry(self, log_sha: str | None) -> E.Obs:
         j = self.job
@@ -67,7 +69,7 @@ class Measured:
                      key=j.key, verdict=self.verdict, commit=j.commit, base=j.base, exit=self.exit, counts=self.counts,
                      log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging, probe=j.probe,
                      note=self.note, failed=self.failed[:50], timed_out=self.timed_out, runs=tuple(self.runs),
-                     noisy=self.noisy)
+                     noisy=self.noisy, remeasure_match=self.remeasure_match, auto_remeasure=self.auto_remeasure)
 
 
 def _described(c) -> str:

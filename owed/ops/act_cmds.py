@@ -109,12 +109,12 @@ def ask(cwd: str, node: str, text: str, *, qid: str | None = None) -> Result:
 
 @op
 def resume(cwd: str, node: str, *, after: str | None = None, expect: str | None = None, note: str | None = None,
-           as_: str | None = None, i_am_owner: bool = False) -> Result:
+           as_: str | None = None, i_am_owner: bool = False, remeasure: bool = False) -> Result:
     from owed.ops.slot_acts import resume as act
 
     waits = _waits(after)
     return act(cwd, node, note=_text(note, "owed resume needs --note saying why"), after=waits, expect=expect,
-               as_=as_, i_am_owner=i_am_owner)
+               as_=as_, i_am_owner=i_am_owner, remeasure=remeasure)
 
 
 @op

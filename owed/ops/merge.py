@@ -83,16 +83,25 @@ def _merge_commit(ctx: Context, node_id: str, pre: str, cand, attempt: int):
     return mt, ctx.repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {attempt})\n")
 
 
+def recorded(st, node_id: str, agg) -> bool:
+    """A verdict on this merge-tree key that a retry reuses instead of measuring again — unless a `resume
+    --remeasure` (or `attest --remeasure`) came after it."""
+    rec = st.nodes.get(node_id)
+    again = rec is not None and rec.remeasure is not None and agg is not None and agg.last is not None \
+        and agg.last.seq < rec.remeasure
+    return agg is not None and bool(agg.passes or agg.fails) and not again
+
+
 def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> tuple[list, list]:
-    """Measurements the merge tree needs: node checks without evidence on their key (or a waiver) and
-    invariants whose key changed without a pass; the rest is reused."""
+    """Measurements the merge tree needs: node checks and changed invariant keys without a recorded verdict
+    (a pass, or a failure a retry reuses: `attest --remeasure` measures it again); the rest is reused."""
     from owed.acceptance import waived_key
     from owed.measure.run import Job
 
     jobs, reused = [], []
     for obligation, key in checks.items():
         agg = st.agg(node.id, obligation, key)
-        if (agg is not None and agg.verdict == "pass") or waived_key(st, node.id, obligation, key):
+        if recorded(st, node.id, agg) or waived_key(st, node.id, obligation, key):
             reused.append(obligation)
             continue
         spec = next(c for c in node.checks if f"check:{c.id}" == obligation)
@@ -100,7 +109,7 @@ def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> t
     for inv in plan.invariants:
         key = invs[inv.id]
         agg = st.agg("trunk", f"inv:{inv.id}", key)
-        if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
+        if key == st.trunk_keys.get(inv.id) or recorded(st, node.id, agg):
             reused.append(f"inv:{inv.id}")
             continue
         # An invariant is keyed by the merge tree's own closure (closureDigest(M)): measure it
@@ -109,14 +118,48 @@ def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> t
     return jobs, reused
 
 
-def _guard_refusal(node_id: str, probs: list[str], written: list, probes: list) -> GuardFailed:
+def _reused_failures(st, node_id: str, keys: dict) -> list[tuple[str, str, object]]:
+    """Merge-tree failures a retry reused (recorded earlier on the same keys): [(obligation, key, observation)]."""
+    out = []
+    for ob, key in keys.items():
+        agg = st.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        o = (agg.last_fail or agg.last) if agg is not None else None
+        if o is not None and o.verdict != "pass" and o.merging == node_id and agg.verdict != "pass":
+            out.append((ob, key, o))
+    return out
+
+
+def _reused_text(st, node_id: str, reused: list) -> list[str]:
+    from datetime import datetime, timezone
+
+    from owed.views.status import age
+
+    now = datetime.now(timezone.utc)
+    return [f"{ob} {st.agg(node_id if ob.startswith('check:') else 'trunk', ob, key).verdict} on the merge tree "
+            f"(reused obs #{o.seq}, {age(o.ts, now)} old; measure again: owed attest {node_id} --remeasure or "
+            f"owed resume {node_id} --remeasure --note \"...\")" for ob, key, o in reused]
+
+
+def _guard_refusal(st, plan, node_id: str, probs: list[str], written: list, probes: list, keys: dict,
+                   changed: list[str]) -> GuardFailed:
+    from owed.folds.merge_red import current_red
+    from owed.views.refusal_hints import hints
+
     failing = [o for o in written if o.verdict != "pass" and o.probe is None]
-    detail = "; ".join(f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
-                       + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing)
+    fresh = {o.obligation for o in failing}
+    reused = _reused_failures(st, node_id, {k: v for k, v in keys.items() if k not in fresh})
+    taught = hints(st, plan, node_id, [(o.obligation, o.key, o) for o in failing] + reused, changed)
+    detail = "; ".join([f"{o.obligation} {o.verdict} on the merge tree (obs #{o.seq})"
+                        + (f": {o.note.splitlines()[0]}" if o.note else "") for o in failing]
+                       + _reused_text(st, node_id, reused) + taught)
     red = [why for _, why, _ in probes if why]
+    probed = {ob for _, _, ob in probes}
+    red += [f"trunk-red: {ob} fails on trunk {r[2][:12]} without {node_id} ({', '.join(r[4][:3]) or 'no names'}; "
+            f"probe #{r[1]}); the candidate is not shown to be the cause"
+            for ob, r in sorted(current_red(st, node_id).items()) if ob not in probed]
     head = "; ".join(red) + "; " if red else ""
     # Only checks that fail on trunk without the node too: TrunkRed (the driver waits for trunk to move).
-    red_checks = {ob for _, why, ob in probes if why}
+    red_checks = {ob for _, why, ob in probes if why} | set(current_red(st, node_id))
     cls = TrunkRed if red_checks and all(p.split(" ", 1)[0] in red_checks and p.endswith("does not pass on the merge tree")
                                          for p in probs) else GuardFailed
     return cls(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
@@ -159,6 +202,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.measure.run import Job, measure, measure_writes
     from owed.ops.attest import record_all
     from owed.ops.refresh import refresh_trunk
+    from owed.ops.retries import mark, retry_pending
+    from owed.state import item_id
 
     ctx = Context.load(cwd)
     node = _preflight(ctx, node_id)
@@ -176,11 +221,12 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             checks = node_check_keys(repo, plan, node, pre, m)
             invs = invariant_keys(repo, plan, m)
             jobs, reused = _merge_jobs(st, plan, node, m, pre, checks, invs)
-            measured = [measure(repo, plan, j) for j in jobs]
+            measured = mark(plan, [measure(repo, plan, j) for j in jobs])  # ops/retries.py: remeasure_on
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
+        written += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in invs.items()})
         if writes.verdict != "pass":
             from owed.folds.grants import writes_hint
 
@@ -193,7 +239,9 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                         commit=m, tree=mt.tree, checks=checks, invariants=invs, defers=tuple(defers))
         probs = merge_problems(ctx.state, ctx.plan, draft)
         if probs:
-            raise _guard_refusal(node_id, probs, written, probes)
+            raise _guard_refusal(ctx.state, ctx.plan, node_id, probs, written, probes,
+                                 {**checks, **{f"inv:{i}": k for i, k in invs.items()}},
+                                 repo.changed_paths(cand.base, cand.commit))
         with committing():  # the ref CAS and the merge entry: both or neither
             try:
                 _, entries = ctx.ledger.append(_commit_step(ctx, node_id, slot, pre, m, draft))

@@ -81,7 +81,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         view.runs = tails if full else tails[:1]  # compact: the newest run of the attempt only
         from owed.views.trunk_red import decorate_why
 
-        decorate_why(ctx.state, ctx.plan, node, view)  # trunk-red phase, Merge checks
+        decorate_why(ctx.state, ctx.plan, node, view, changed)  # trunk-red phase, Merge checks
         rec = ctx.state.nodes.get(node)
         if rec is not None and rec.halt_report:  # a parked report: the run's last 40 lines (a blob of the halt)
             view.report = ctx.ledger.get_blob(rec.halt_report).decode("utf-8", "replace")

@@ -11,7 +11,8 @@ describe it. `refresh_trunk(ctx)`:
 `owed merge` calls it first (its refresh and observations stand whatever the merge then does); the driver
 runs `owed attest --trunk --no-lease` on an otherwise quiet pass.
 
-`attest_trunk(cwd, lease=True)` holds `locks/trunk-attest` (a second one is busy, 75) and, unless
+`attest --trunk --remeasure [--all]` also measures again, on the same keys, the trunk keys whose verdict is not
+a pass (every key). `attest_trunk(cwd, lease=True)` holds `locks/trunk-attest` (a second one is busy, 75) and, unless
 `--no-lease`, the machine lease `locks/machine` (shared with sweeps). Nothing changed and nothing to
 measure → `Nothing to refresh on trunk`, no entries. Exit: 1 a newly recorded failure (a known-red one
 included), 0 complete, 4 results still missing (an error verdict, a superseded measurement).
@@ -80,8 +81,9 @@ def record_refresh(ctx: Context, keys: dict[str, str]) -> E.Refresh | None:
     return written[0] if written else None
 
 
-def trunk_jobs(ctx: Context) -> list:
-    """Trunk invariant keys with no pass/fail verdict yet, as measurement jobs on the ledger trunk."""
+def trunk_jobs(ctx: Context, again: str | None = None) -> list:
+    """Trunk invariant keys with no pass/fail verdict yet, as measurement jobs on the ledger trunk; `again`
+    ("failed" / "all", `--remeasure [--all]`) adds the keys whose verdict is not a pass / every key."""
     from owed.measure.run import Job
 
     st, out = ctx.state, []
@@ -90,16 +92,19 @@ def trunk_jobs(ctx: Context) -> list:
         if key is None:
             continue
         agg = st.agg("trunk", f"inv:{inv.id}", key)
-        if agg is None or not (agg.passes or agg.fails):
+        if (agg is None or not (agg.passes or agg.fails) or again == "all"
+                or (again == "failed" and agg.verdict != "pass")):
             out.append(Job("trunk", f"inv:{inv.id}", key, st.trunk_commit, None, inv))
     return out
 
 
-def refresh_trunk(ctx: Context, res: RefreshResult | None = None) -> RefreshResult:
+def refresh_trunk(ctx: Context, res: RefreshResult | None = None, again: str | None = None) -> RefreshResult:
     """Refresh the trunk keys and measure the unmeasured ones; the caller holds what locks it needs and
     runs this inside `measuring()` (an interrupt records nothing of the measurements in flight)."""
     from owed.measure.run import measure
     from owed.ops.attest import record
+    from owed.ops.retries import mark, retry_pending
+    from owed.state import item_id
 
     res = res or RefreshResult()
     before = dict(ctx.state.trunk_keys)
@@ -109,16 +114,17 @@ def refresh_trunk(ctx: Context, res: RefreshResult | None = None) -> RefreshResu
         ctx.reload()
         if res.refresh is not None:
             res.changed = sorted(i for i, k in res.refresh.keys.items() if before.get(i) != k)
-    jobs = trunk_jobs(ctx)
+    jobs = trunk_jobs(ctx, again)
     if jobs:
-        measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
+        measured = mark(ctx.plan, [measure(ctx.repo, ctx.plan, j) for j in jobs])
         res.observations, res.superseded = record(ctx, measured)
         ctx.reload()
+    res.observations += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in ctx.state.trunk_keys.items()})
     res.missing = [j.obligation for j in trunk_jobs(ctx)]
     return res
 
 
-def attest_trunk(cwd: str, *, lease: bool = True) -> RefreshResult:
+def attest_trunk(cwd: str, *, lease: bool = True, remeasure: bool = False, everything: bool = False) -> RefreshResult:
     from owed.interrupts import measuring
     from owed.ledger.lock import DirLock
 
@@ -133,7 +139,8 @@ def attest_trunk(cwd: str, *, lease: bool = True) -> RefreshResult:
             held.append(lock)
         ctx.reload()
         with measuring():
-            res = refresh_trunk(ctx, RefreshResult(lease=lease))
+            again = ("all" if everything else "failed") if remeasure else None
+            res = refresh_trunk(ctx, RefreshResult(lease=lease), again)
     finally:
         for lock in reversed(held):
             lock.release()

@@ -110,22 +110,25 @@ def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, as_: st
 
 
 def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],
-                 expect: str | None) -> E.Resume:
+                 expect: str | None, remeasure: bool = False) -> E.Resume:
     """Inside the lock: the resume of the open slot, or the release of a hold (refused otherwise)."""
     rec = state.nodes.get(node_id)
     base: dict[str, Any] = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, note=note)
     if state.open_slot(node_id) is None:
         if rec is None or rec.held is None:
             raise Refused(f"{node_id} has no open slot to resume and is not held (next: owed dispatch {node_id})")
-        if after or expect:
-            raise Refused(f"{node_id} is held: a hold release takes neither --after nor --expect; "
+        if after or expect or remeasure:
+            raise Refused(f"{node_id} is held: a hold release takes neither --after nor --expect (nor --remeasure); "
                           f"release it (owed resume {node_id} --note ...), dispatch, then resume with them")
         return E.Resume(**base, release="hold")
-    return E.Resume(**base, after=after, expect=expect)
+    if remeasure and (after or expect or state.open_slot(node_id).cand is None):
+        raise Refused(f"--remeasure measures {node_id}'s failed merge-tree items again: it needs an open candidate "
+                      f"and takes neither --after nor --expect")
+    return E.Resume(**base, after=after, expect=expect, remeasure=remeasure)
 
 
 def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), expect: str | None = None,
-           as_: str | None = None, i_am_owner: bool = False) -> Done:
+           as_: str | None = None, i_am_owner: bool = False, remeasure: bool = False) -> Done:
     if expect not in (None, "report"):
         raise UsageError(f"--expect takes only report, not {expect!r}")
     by, channel = parent_or_owner(as_, i_am_owner, "resume", f"Resume {node_id}: {note}")
@@ -137,7 +140,8 @@ def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), ex
             raise Refused(f"{node_id} cannot wait for itself (--after {a})")
 
     def make(state):
-        return [resume_entry(state, node_id, by=by, channel=channel, note=note, after=after, expect=expect)]
+        return [resume_entry(state, node_id, by=by, channel=channel, note=note, after=after, expect=expect,
+                             remeasure=remeasure)]
 
     state, written = ctx.ledger.append(make)
     e = written[0]
@@ -148,6 +152,8 @@ def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), ex
         lines = [f"{head}: waits for {', '.join(after)} to merge (resume #{e.seq}): {note}"]
     elif expect:
         lines = [f"{head}: the writer reports its findings and stops instead of submitting: {note}"]
+    elif remeasure:
+        lines = [f"{head}: its next merge measures the failed merge-tree items again (same keys): {note}"]
     else:
         lines = [f"{head}: go on: {note}"]
     return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e)})

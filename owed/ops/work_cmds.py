@@ -35,15 +35,27 @@ def submit(cwd: str, node: str, *, commit: str | None = None, as_: str | None = 
 
 @op
 def attest(cwd: str, node: str | None, *, rerun: bool = False, genesis: bool = False, trunk: bool = False,
-           lease: bool = True) -> Result:
+           lease: bool = True, remeasure: bool = False, everything: bool = False) -> Result:
     """Exit 0 done, 1 a new failure, 4 obligations open (--genesis and --trunk: the same for the trunk's
-    invariants). `lease=False` (--no-lease) goes only with `trunk`."""
+    invariants). `lease=False` (--no-lease) goes only with `trunk`; `remeasure` (--remeasure [--all]) measures
+    the node's merge-tree items (with `trunk`: the trunk's invariant keys) again on the same keys."""
     if not lease and not trunk:
         raise UsageError("--no-lease goes with --trunk")
+    if everything and not remeasure:
+        raise UsageError("--all goes with --remeasure")
+    if remeasure and (genesis or rerun):
+        raise UsageError("--remeasure takes neither --genesis nor --rerun")
     if trunk:
         if node or genesis or rerun:
             raise UsageError("owed attest --trunk takes no node, --genesis or --rerun")
-        return attest_trunk(cwd, lease=lease)
+        return attest_trunk(cwd, lease=lease, remeasure=remeasure, everything=everything)
+    if remeasure:
+        if not node:
+            raise UsageError("owed attest --remeasure needs a node (or --trunk)")
+        from owed.ops.remeasure import remeasure as again, render as render_again
+
+        res_again = again(cwd, node, everything=everything)
+        return Result(res_again.to_json(), lambda: render_again(res_again), res_again.exit_code)
     if genesis:
         return attest_genesis(cwd)
     if not node:
@@ -63,11 +75,11 @@ def attest_genesis(cwd: str) -> Result:
 
 
 @op
-def attest_trunk(cwd: str, *, lease: bool = True) -> Result:
+def attest_trunk(cwd: str, *, lease: bool = True, remeasure: bool = False, everything: bool = False) -> Result:
     """Re-key the trunk's invariants under the current plan and measure the changed keys (owed/ops/refresh.py)."""
     from owed.ops.refresh import attest_trunk as run, render
 
-    res = run(cwd, lease=lease)
+    res = run(cwd, lease=lease, remeasure=remeasure, everything=everything)
     return Result(res.to_json(), lambda: render(res), res.exit_code)
 
 

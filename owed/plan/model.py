@@ -109,6 +109,8 @@ class KnownRed(Spec, kw_only=True):
 
 class Invariant(Measured, kw_only=True):
     known_red: Annotated[tuple[KnownRed, ...], Meta(max_length=20)] = ()  # enters no key
+    # Literal, case-sensitive diagnostics that authorize one automatic same-key retry (0.20; enters no key).
+    remeasure_on: tuple[Text, ...] = ()
 
 
 Fraction = Annotated[str, _meta("a fraction in (0, 1]", pattern=names.DECIMAL, rule="fraction")]

@@ -148,9 +148,7 @@ def _phase(state, plan, node_id: str) -> tuple[str, list]:
     if slot.cand is None:
         return "writing", its
     if accepted(state, plan, node_id):
-        from owed.views.trunk_red import waiting_phase
-
-        return waiting_phase(state, node_id) or "accepted (merge pending)", its
+        return TR.waiting_phase(state, node_id) or TR.refused_phase(state, plan, node_id) or "accepted (merge pending)", its
     debts = [i for i in its if i.mark == "D"]
     if any(i.discharger == "writer" for i in debts):
         return "blocked (repair)", its
@@ -174,6 +172,8 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
         return out
     if phase.startswith("waiting: trunk-red"):
         return out  # one repository line (views/trunk_red.py check_red) names the waiting nodes
+    if phase.startswith("merge refused"):
+        return [TR.refusal_need(state, plan, node_id)]  # nothing changed since: a retry would reuse the refusal
     if phase == "measuring":
         out.append({"node": node_id, "reason": "candidate not measured yet", "command": f"owed attest {node_id}"})
     for b in active_blocks(state, plan, node_id):

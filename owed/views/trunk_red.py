@@ -121,10 +121,11 @@ def check_red(state, plan) -> list[dict]:
     return out
 
 
-def merge_checks(state, node_id: str) -> list[dict]:
+def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = None) -> list[dict]:
     """`owed why <node>`'s Merge checks: the current candidate's merge-tree failures on the current trunk, a
-    trunk-red one with both observation seqs and the parent as discharger."""
+    trunk-red one with both observation seqs and the parent as discharger, each with its refusal hints."""
     from owed.folds.merge_red import current_red
+    from owed.views.refusal_hints import hints
 
     rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
     if rec is None or slot is None or slot.cand is None:
@@ -134,6 +135,11 @@ def merge_checks(state, node_id: str) -> list[dict]:
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq:
             continue
         row = {"obligation": ob, "obs": f[0], "trunk": f[1], "failed": f[3]}
+        agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, f[4])
+        o = agg.last_fail if agg is not None else None
+        taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
+        if taught:
+            row["hints"] = taught
         if ob in red:
             row.update(trunkRed=True, probe=red[ob][1], discharger="parent",
                        hint=f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "
@@ -142,16 +148,70 @@ def merge_checks(state, node_id: str) -> list[dict]:
     return out
 
 
-def decorate_why(state, plan, node_id: str, v) -> None:
+def decorate_why(state, plan, node_id: str, v, changed: list[str] | None = None) -> None:
     """`owed why <node>`'s additions (to its views/why.py record): the trunk-red waiting phase, the Merge
-    checks, the known red it lifts."""
-    v.phase = waiting_phase(state, node_id) or v.phase
-    checks = merge_checks(state, node_id)
+    checks (with the refusal hints the merge gave: views/refusal_hints.py), the known red it lifts."""
+    v.phase = waiting_phase(state, node_id) or refused_phase(state, plan, node_id) or v.phase
+    checks = merge_checks(state, node_id, plan, changed)
     if checks:
         v.merge_checks = checks
     lifted = KR.lifts(state, plan, node_id)
     if lifted:
         v.lifts_known_red = lifted
+
+
+def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
+    """The recorded merge-tree failures of the current candidate on the current trunk that still refuse its
+    merge (no pass, waiver, defer, known red or trunk rescue since, no `--remeasure` asked): a retry would
+    reuse them and be refused again. [(obligation, obs seq)]."""
+    from owed.acceptance import waived_key
+    from owed.folds.judgments import known_red
+
+    rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
+    if rec is None or slot is None or slot.cand is None:
+        return []
+    out = []
+    for ob, f in sorted(rec.merge_fails.items()):
+        if f[1] != state.trunk_commit or f[2] != slot.cand.seq or (rec.remeasure or -1) > f[0]:
+            continue
+        key, kind, _, rest = f[4], *ob.partition(":")
+        agg = state.agg(node_id if kind == "check" else "trunk", ob, key)
+        if agg is not None and agg.verdict == "pass":
+            continue
+        if kind == "check" and waived_key(state, node_id, ob, key):
+            continue
+        inv = next((i for i in plan.invariants if i.id == rest), None) if kind == "inv" else None
+        if kind == "inv":
+            if inv is None or key == state.trunk_keys.get(rest) or KR.merge_verdict(agg, inv, state, node_id) is True:
+                continue
+            if any(d.used is None and d.items.get(rest) == key for d in rec.defers):
+                continue
+            old = state.agg("trunk", ob, state.trunk_keys.get(rest, ""))
+            if known_red(agg, old, inv.min_tests, KR.others(state, inv, node_id)) is True:
+                continue
+        out.append((ob, f[0]))
+    return out
+
+
+def refused_phase(state, plan, node_id: str) -> str | None:
+    refused = standing_refusal(state, plan, node_id)
+    if not refused or waits_for_trunk(state, node_id):
+        return None
+    return "merge refused: " + ", ".join(f"{ob} fails on the merge tree (#{seq})" for ob, seq in refused)
+
+
+def refusal_need(state, plan, node_id: str) -> dict | None:
+    """The one command of a standing merge refusal (status Needs you instead of `→ owed merge`)."""
+    refused = standing_refusal(state, plan, node_id)
+    if not refused:
+        return None
+    ob, seq = refused[0]
+    again = f"measure again: owed attest {node_id} --remeasure"
+    if ob.startswith("inv:"):
+        cmd = f"owed rebase {node_id} (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
+    else:
+        cmd = f"owed rebase {node_id}"
+    return {"node": node_id, "reason": refused_phase(state, plan, node_id) + f" ({again})", "command": cmd}
 
 
 def merge_check_lines(v) -> list[str]:
@@ -163,6 +223,7 @@ def merge_check_lines(v) -> list[str]:
                    + (f" → {r['discharger']}" if r.get("discharger") else ""))
         if r.get("hint"):
             out.append(f"      {r['hint']}")
+        out += [f"      {h}" for h in r.get("hints", ())]
     for k in v.lifts_known_red or []:
         out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
                    f"that list: they must pass on its merge tree)")

@@ -162,3 +162,25 @@ def test_refused_dispatch_and_halt_leave_no_trace_in_the_state():
     b.dispatch("a")
     with pytest.raises(Refused, match="open attempt"):
         b.add(E.Halt(by="parent:drive", node="a", attempt=7, reason="r", needs="human"))
+
+
+def test_remeasure_on_fields_are_checked_on_replay_one_retry_per_failure():
+    from owed.plan.load import parse_plan
+
+    b = Book(PLAN)
+    b.plan = parse_plan(INV_PLAN.replace("{id: u, run: 'true'}", "{id: u, run: 'true', remeasure_on: [refused]}"))
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    obs = dict(by="executor:owed", subject="trunk", obligation="inv:u", key="a" * 64, commit="1" * 40)
+    for bad, why in [(dict(verdict="fail", remeasure_match="other"), "remeasure_on literal"),
+                     (dict(verdict="pass", remeasure_match="refused"), "remeasure_on literal"),
+                     (dict(verdict="fail", remeasure_match="refused", obligation="inv:v"), "remeasure_on literal"),
+                     (dict(verdict="pass", auto_remeasure=1), "not a retry-eligible failure")]:
+        with pytest.raises(Refused, match=why):
+            b.add(E.Obs(**{**obs, **bad}))
+    first = b.add(E.Obs(**obs, verdict="fail", remeasure_match="refused"))
+    with pytest.raises(Refused, match="not a retry-eligible failure on this key"):
+        b.add(E.Obs(**{**obs, "key": "b" * 64}, verdict="pass", auto_remeasure=first.seq))
+    b.add(E.Obs(**obs, verdict="pass", auto_remeasure=first.seq))
+    with pytest.raises(Refused, match="already retried"):
+        b.add(E.Obs(**obs, verdict="pass", auto_remeasure=first.seq))
+    assert b.state.agg("trunk", "inv:u", "a" * 64).verdict == "conflict"  # both votes stay

@@ -190,7 +190,45 @@ def test_ask_vector():
     assert sha256_hex(ASK_BYTES) == ASK_HASH and E.seal(ASK).hash == ASK_HASH
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, ASK])
+RESUME = E.Resume(seq=7, ts="2026-11-30T09:00:07.000Z", prev=REFRESH_HASH, by="parent:p", node="KB4",
+                  note="measure again", remeasure=True)
+RESUME_BYTES = (
+    b'{"by":"parent:p","kind":"resume","node":"KB4","note":"measure again",'
+    b'"prev":"78b55767bdf68bb59916f464b82284f6bee5474ea2152de5b309d45af178cf50","remeasure":true,"seq":7,'
+    b'"ts":"2026-11-30T09:00:07.000Z"}'
+)
+RESUME_HASH = "3091772daea9d193c11c9d4906d8158a3bcc8a0e71c8e9c30b1b7671e1332c5a"
+
+
+def test_resume_remeasure_vector():
+    assert E.entry_bytes(RESUME) == RESUME_BYTES
+    assert sha256_hex(RESUME_BYTES) == RESUME_HASH and E.seal(RESUME).hash == RESUME_HASH
+    assert b"remeasure" not in E.entry_bytes(E.Resume(by="parent:p", node="a", note="n"))  # false is omitted
+
+
+RETRY_FAIL = E.Obs(seq=8, ts="2026-11-30T09:00:08.000Z", prev=RESUME_HASH, by="executor:owed", subject="trunk",
+                   obligation="inv:net", key="6" * 64, verdict="fail", commit="7" * 40, exit=1, merging="KB4",
+                   remeasure_match="connection refused")
+RETRY_FAIL_HASH = "935c05cca5408a06c90349e76feb156e20b70d0c842bd332f884311a6747e1e4"
+RETRY = E.Obs(seq=9, ts="2026-11-30T09:00:09.000Z", prev=RETRY_FAIL_HASH, by="executor:owed", subject="trunk",
+              obligation="inv:net", key="6" * 64, verdict="pass", commit="7" * 40, exit=0, merging="KB4",
+              auto_remeasure=8)
+RETRY_BYTES = (
+    b'{"auto_remeasure":8,"by":"executor:owed","commit":"7777777777777777777777777777777777777777","exit":0,'
+    b'"key":"6666666666666666666666666666666666666666666666666666666666666666","kind":"obs","merging":"KB4",'
+    b'"obligation":"inv:net","prev":"935c05cca5408a06c90349e76feb156e20b70d0c842bd332f884311a6747e1e4","seq":9,'
+    b'"subject":"trunk","ts":"2026-11-30T09:00:09.000Z","verdict":"pass"}'
+)
+RETRY_HASH = "aca20bd8b8e07fcc803f4d2969e5be92f2b989205c57280f2e5901c28ff56bc0"
+
+
+def test_remeasure_on_vectors():
+    assert b'"remeasure_match":"connection refused"' in E.entry_bytes(RETRY_FAIL)
+    assert E.seal(RETRY_FAIL).hash == RETRY_FAIL_HASH
+    assert E.entry_bytes(RETRY) == RETRY_BYTES and E.seal(RETRY).hash == RETRY_HASH
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, ASK, RESUME, RETRY_FAIL, RETRY])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)
