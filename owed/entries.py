@@ -52,6 +52,13 @@ class Counts(_V):
     format: str | None = None
 
 
+class GrantRefusal(_V):
+    """obs.grant_refused (0.22): an out-of-writes path an allow rule covers that owed could not grant."""
+    path: str
+    reason: str  # closure | overlap
+    node: str | None = None  # overlap: the first open node whose effective writes may overlap the path
+
+
 class RunVote(_V):
     verdict: str
     exit: int | None = None
@@ -153,6 +160,7 @@ class Obs(Entry, tag="obs"):
     runs: tuple[RunVote, ...] = ()
     noisy: bool = False
     waits_on: tuple[str, ...] = ()  # writes: an overlap-only failure waits for these open slots (0.17)
+    grant_refused: tuple[GrantRefusal, ...] = ()  # writes: covered paths refused by closure/overlap (0.22)
 
 
 class Review(Entry, tag="review"):

@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 15  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions
+STATE_VERSION = 16  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions; 16: ObsRec.grant_refused
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -96,6 +96,7 @@ class ObsRec(_S):
     merging: str | None = None
     failed: list[str] = []
     waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
+    grant_refused: list[str] = []  # writes: the paths of obs.grant_refused (closure/overlap refusals, 0.22)
 
 
 class ObsAgg(_S):

@@ -182,10 +182,10 @@ def merge(cwd: str, node_id: str) -> MergeResult:
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
         if writes.verdict != "pass":
-            from owed.folds.grants import writes_hint
+            from owed.folds.grants import refusals, writes_hint
 
-            raise GuardFailed(f"writes fails on the merge tree: {writes.note}",
-                              hint=writes_hint(st, plan, node_id, writes.failed) if writes.failed else None)
+            hint = writes_hint(plan, node_id, writes.failed, refusals(st, plan, node_id, writes.failed))
+            raise GuardFailed(f"writes fails on the merge tree: {writes.note}", hint=hint if writes.failed else None)
         ctx.reload()
         defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
                   and any(invs.get(i) == k for i, k in d.items.items())]
