@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +32,7 @@ from owed.interrupts import committing
 from owed.ledger import head as head_record
 from owed.ledger.blobs import refs as blob_refs
 from owed.ledger.chain import check_hash, decode_buffer
+from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
 from owed.ledger.lock import DirLock
 from owed.reducer import apply
 from owed.result import noted
@@ -66,11 +66,6 @@ class _Mark:
 
     def __init__(self, state: State, offset: int):
         self.seq, self.head, self.offset = state.seq, state.head, offset
-
-
-def now_iso() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 class Ledger:
