@@ -94,6 +94,7 @@ class Genesis(Entry, tag="genesis"):
     path: str | None = None
     rev: str | None = None
     note: str | None = None
+    keeps_head: bool = False  # this ledger keeps a head record (owed/ledger/head.py): a missing one is damage
 
 
 class Plan(Entry, tag="plan"):

@@ -23,7 +23,7 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 16  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions; 16: ObsRec.grant_refused
+STATE_VERSION = 16  # 13: Cand.model, ReviewRec.model, trunk refresh fields; 14: both; 15: halts, waits, questions; 16: ObsRec.grant_refused, State.keeps_head
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -269,6 +269,7 @@ class State(msgspec.Struct, kw_only=True):
     trunk_commit: str = ""  # the ledger trunk: genesis commit, then each merge / adopt
     trunk_seq: int = 0
     genesis_commit: str = ""
+    keeps_head: bool = False  # genesis.keeps_head: a missing head record is damage (owed/ledger/head.py)
     project: str = ""  # first 12 hex of the genesis hash: names driver runs
     genesis_keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
     trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk

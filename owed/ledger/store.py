@@ -243,6 +243,8 @@ class Ledger:
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
         state = self._fold(state, data, locked=locked, head=head)
+        if head is None and state.keeps_head and state.seq > 0:
+            raise head_record.absent(self.root, state.seq)
         if head is not None:
             gone = head_record.missing(head, state.seq)
             if gone is not None:
@@ -391,6 +393,12 @@ class Ledger:
             report["cacheMismatch"] = cache_mismatch
         report["entries"] = state.seq + 1
         report["head"] = state.head
+        if head is None and state.keeps_head and state.seq > 0:
+            if not repair:
+                raise head_record.absent(self.root, state.seq)
+            fixed = (f"the head record was missing: rewritten from the ledger as it is (#{state.seq}); entries cut "
+                     "before the repair cannot be told")
+            report["repaired"] = f"{report['repaired']}; {fixed}" if "repaired" in report else fixed
         if state.seq >= 0:
             self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:

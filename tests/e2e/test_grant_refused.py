@@ -5,13 +5,22 @@ it. Replay re-checks it; the grant hints (why, merge refusal) read it rather tha
 from __future__ import annotations
 
 import json
+import shutil
 
 import msgspec
+import pytest
 
 from owed import entries as E
 from owed.ledger import head as head_record
 from tests.e2e.conftest import Flow
-from tests.e2e.test_grants import PLAN, flow  # noqa: F401  (the fixture)
+from tests.e2e.test_grants import PLAN
+
+
+@pytest.fixture
+def flow(tmp_path) -> Flow:
+    f = Flow(tmp_path / "repo", PLAN)
+    f.init()
+    return f
 
 
 def writes_obs(f: Flow) -> dict:
@@ -27,8 +36,7 @@ def rewrite_last(f: Flow, **fields) -> None:
     e = E.seal(msgspec.json.decode(json.dumps(doc).encode(), type=E.AnyEntry))
     f.ledger_file.write_bytes(b"".join(lines[:-1]) + E.line_bytes(e))
     head_record.write(f.ledger_file.parent, e.seq, e.hash)
-    for p in f.ledger_file.parent.glob("state*"):
-        p.unlink()
+    shutil.rmtree(f.ledger_file.parent / "snapshot", ignore_errors=True)
 
 
 def test_closure_refusals_are_recorded_and_uncovered_paths_are_not(flow):

@@ -245,6 +245,13 @@ def test_every_seed_kind_is_representable():
     assert wanted == set(E.KINDS)
 
 
+def test_genesis_keeps_head_vector():
+    g = msgspec.structs.replace(GENESIS, keeps_head=True)
+    b = E.entry_bytes(g)
+    assert b == GENESIS_BYTES.replace(b'"kind":"genesis"', b'"keeps_head":true,"kind":"genesis"')
+    assert sha256_hex(b) == "d18839ad3002ddd260948cadccc2007df73eec09ea93d9500d8a5a25e9b60003" == E.seal(g).hash
+
+
 def test_head_record_vector(tmp_path):
     from owed.ledger import head
 
