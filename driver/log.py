@@ -37,7 +37,9 @@ class DriveLog:
 
     def event(self, name: str, **fields) -> dict:
         doc = {"event": name, "at": now_iso(), **{k: v for k, v in fields.items() if v is not None}}
-        line = json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n"
+        from owed.cli.output import json_controls
+
+        line = json_controls(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))) + "\n"
         if self.stream is not None:
             self.stream.write(line)
             self.stream.flush()

@@ -92,12 +92,12 @@ class Driver:
             from owed.ledger.store import now_iso
 
             doc = {"event": name, "at": now_iso(), **fields}
-        if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
-            from owed.cli.output import CONTRACT
+        from owed.cli.output import CONTRACT, escape_controls, json_controls  # no title/note drives the terminal
 
+        if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
             doc = {"contract": CONTRACT, **doc}  # (detached, stdout is the log file: its lines stay log lines)
-        line = jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":")) if self.json else text
-        sys.stdout.write(line + "\n")
+        line = json_controls(jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":"))) if self.json else text
+        sys.stdout.write((line if self.json else escape_controls(line)) + "\n")
         sys.stdout.flush()
 
     # --- facts -------------------------------------------------------------------------------------

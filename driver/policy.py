@@ -244,7 +244,9 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     if n.parent_wait:
         return [n.parent_halt()]
     its = items(state, plan, node_id)
-    for step in (_measure_or_repair, _owner_due, _review_due, _evidence_due, _merge_due):
+    from driver.rulings import rulings_due
+
+    for step in (_measure_or_repair, _owner_due, rulings_due, _review_due, _evidence_due, _merge_due):
         acts = step(n, its)
         if acts is not None:
             return acts

@@ -25,7 +25,6 @@ Map:
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
 import hashlib
 import json
@@ -36,6 +35,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
 
 STATES = ("absent", "starting", "running", "sealed", "lost")
 SPEC, TASK, LOCK, SPAWNED, STARTED, AGENT, STOP, EXIT, LOG, RID = (
@@ -183,10 +184,6 @@ def read_json(path: Path) -> dict | None:
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def create_time(pid: int) -> float | None:

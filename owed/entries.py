@@ -52,6 +52,13 @@ class Counts(_V):
     format: str | None = None
 
 
+class GrantRefusal(_V):
+    """obs.grant_refused (0.22): an out-of-writes path an allow rule covers that owed could not grant."""
+    path: str
+    reason: str  # closure | overlap
+    node: str | None = None  # overlap: the first open node whose effective writes may overlap the path
+
+
 class RunVote(_V):
     verdict: str
     exit: int | None = None
@@ -87,6 +94,7 @@ class Genesis(Entry, tag="genesis"):
     path: str | None = None
     rev: str | None = None
     note: str | None = None
+    keeps_head: bool = False  # this ledger keeps a head record (owed/ledger/head.py): a missing one is damage
 
 
 class Plan(Entry, tag="plan"):
@@ -155,6 +163,7 @@ class Obs(Entry, tag="obs"):
     waits_on: tuple[str, ...] = ()  # writes: an overlap-only failure waits for these open slots (0.17)
     remeasure_match: str | None = None  # an invariant failure every diagnostic of which matched this remeasure_on literal
     auto_remeasure: int | None = None  # the automatic same-key retry of that failing observation (its seq)
+    grant_refused: tuple[GrantRefusal, ...] = ()  # writes: covered paths refused by closure/overlap (0.22)
 
 
 class Review(Entry, tag="review"):

@@ -15,8 +15,11 @@ default `shell_predicate` or an injected `run_predicate`):
   a bool (True reads "done" to a person and exit 1 to a shell), a string, anything not an int;
 - a status outside 0..255 that is negative (Python's "killed by signal N") or larger than any
   exit status can be;
-- 126 and 127, which POSIX reserves for "found but not executable" and "not found", and 129..255,
-  the shell's 128+N for a command killed by signal N (255 is also ssh's "the connection failed");
+- 126 and 127, which POSIX reserves for "found but not executable" and "not found", and 129..255:
+  129..192 is the shell's 128+N for a command killed by signal N (read `killed by signal N`), 193..255
+  is no signal's number (`exit 200` itself; 255 is also ssh's "the connection failed"), read as `not a
+  signal death` — neither is an answer. A shell that was itself signalled has no status at all (the
+  runner reports the signal: `shell killed by signal N`);
 - output showing that the check could not observe the world (NOT_AN_ANSWER_SHAPES), whatever the
   status, *including 0*: `gh ... | grep -q x` exits 1 when gh is missing or its token expired, and
   `! gh api ...` exits 0 then -- the phantom discharge the document exists to prevent. The cost of
@@ -46,6 +49,7 @@ EVIDENCE_CHARS = 1000
 # POSIX: 126 found but not executable, 127 not found.
 COULD_NOT_RUN = frozenset({126, 127})
 MAX_STATUS = 255
+MAX_SIGNAL = 64  # SIGRTMAX on Linux: 128+N above 128+64 is no signal death, just an exit status that high
 NO_STATUS = "the evaluator returned no exit status"
 
 # One line of shell output saying a command in the predicate could not be run. Matches dash
@@ -111,6 +115,8 @@ def not_an_answer(status: int, output: str) -> str:
     'exit 127: the command could not be run'
     >>> not_an_answer(137, '')
     'exit 137: killed by signal 9'
+    >>> not_an_answer(200, '')
+    'exit 200: not a signal death (no signal 72); above 128 is not an answer'
     >>> not_an_answer(1, 'HTTP 401: Bad credentials (https://api.github.com/graphql)')
     'exit 1: the check could not authenticate'
     >>> not_an_answer(1, 'no such secret'), not_an_answer(2, 'sh: 1: Syntax error: "then" unexpected')
@@ -122,8 +128,10 @@ def not_an_answer(status: int, output: str) -> str:
         return f"status {status} is not an exit status"
     if status in COULD_NOT_RUN:
         return f"exit {status}: the command could not be run"
-    if status > 128:
+    if 128 < status <= 128 + MAX_SIGNAL:
         return f"exit {status}: killed by signal {status - 128}"
+    if status > 128:  # no signal has this number: the command exited so itself (exit 200), it was not signalled
+        return f"exit {status}: not a signal death (no signal {status - 128}); above 128 is not an answer"
     for pattern, reason in NOT_AN_ANSWER_SHAPES:
         if pattern.search(output):
             return f"exit {status}: {reason}"

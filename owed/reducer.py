@@ -61,6 +61,7 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
     if set(e.keys) != {i.id for i in plan.invariants}:
         raise _refuse(e, "genesis records a key for every invariant of its plan")
     state.trunk, state.trunk_commit, state.genesis_commit = e.trunk, e.commit, e.commit
+    state.keeps_head = e.keeps_head
     state.genesis_keys = dict(e.keys)
     set_trunk_keys(state, dict(e.keys), e.seq, plan)
     state.project = e.hash[:12]

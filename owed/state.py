@@ -23,8 +23,8 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 17  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
-# NodeRec.remeasure (trunk); 16: State.retries (trunk); 17: all of them merged
+STATE_VERSION = 18  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+# NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -97,6 +97,7 @@ class ObsRec(_S):
     merging: str | None = None
     failed: list[str] = []
     waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
+    grant_refused: list[str] = []  # writes: the paths of obs.grant_refused (closure/overlap refusals, 0.22)
 
 
 class ObsAgg(_S):
@@ -270,6 +271,7 @@ class State(msgspec.Struct, kw_only=True):
     trunk_commit: str = ""  # the ledger trunk: genesis commit, then each merge / adopt
     trunk_seq: int = 0
     genesis_commit: str = ""
+    keeps_head: bool = False  # genesis.keeps_head: a missing head record is damage (owed/ledger/head.py)
     project: str = ""  # first 12 hex of the genesis hash: names driver runs
     genesis_keys: dict[str, str] = {}  # invariant id -> key on the genesis commit
     trunk_keys: dict[str, str] = {}  # invariant id -> key on the ledger trunk

@@ -48,15 +48,28 @@ def all_commands() -> list[str]:
 _COMMAND_KW = {"add_completion": False, "rich_markup_mode": None, "pretty_exceptions_enable": False}
 
 
+def escaped(cmd):
+    """`cmd` (a click command or group) whose help text, and its subcommands', is control-escaped like the
+    rest of owed's human output (owed/cli/output.escape_controls): help reaches the terminal through click."""
+    from owed.cli.output import escape_controls
+
+    plain_help = cmd.get_help
+    cmd.get_help = lambda ctx: escape_controls(plain_help(ctx))
+    if hasattr(cmd, "get_command"):
+        plain_get = cmd.get_command
+        cmd.get_command = lambda ctx, name: (lambda c: None if c is None else escaped(c))(plain_get(ctx, name))
+    return cmd
+
+
 def build(found: decl.Cmd | decl.App, call=None):
-    """The click command (or group) of one recorded declaration (`call`: see decl.to_typer)."""
+    """The click command (or group) of one recorded declaration (`call`: see decl.to_typer), help escaped."""
     import typer
 
     if isinstance(found, decl.App):
-        return typer.main.get_group(decl.to_typer(found, call))
+        return escaped(typer.main.get_group(decl.to_typer(found, call)))
     one = decl.App(**_COMMAND_KW)
     one.commands.append(found)
-    return typer.main.get_command(decl.to_typer(one, call))
+    return escaped(typer.main.get_command(decl.to_typer(one, call)))
 
 
 def root():
@@ -65,6 +78,7 @@ def root():
 
     from owed import __version__
     from owed.cli.app import HELP, app
+    from owed.cli.output import escape_controls
 
     class LazyGroup(TyperGroup):
         def list_commands(self, ctx):
@@ -89,4 +103,7 @@ def root():
         pass
 
     _root.__doc__ = HELP
-    return typer.main.get_group(t)
+    group = typer.main.get_group(t)
+    plain_help = group.get_help
+    group.get_help = lambda ctx: escape_controls(plain_help(ctx))
+    return group

@@ -16,6 +16,15 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
+_JSON_CONTROLS = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}
+
+
+def json_controls(line: str) -> str:
+    """A JSON text (json.dumps with ensure_ascii=False: C0 controls are escaped already) with DEL and the C1
+    controls written as `\\u00NN` too: the same document, and a terminal showing the line gets no control."""
+    return line.translate(_JSON_CONTROLS) if not line.isprintable() else line
+
+
 def dumps(obj) -> str:
     import msgspec
 

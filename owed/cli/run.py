@@ -105,7 +105,7 @@ def _run_typer(args: list[str], json_mode: bool) -> int:
     except OutputFailed:
         raise
     except cx.NoArgsIsHelpError as e:  # `owed` alone: help text, usage exit
-        sys.stderr.write(e.ctx.get_help() + "\n" if e.ctx else "")
+        sys.stderr.write(e.ctx.get_help() + "\n" if e.ctx else "")  # escaped: owed.cli.lazy.escaped
         return EXIT_USAGE
     except cx.UsageError as e:
         msg = e.format_message().replace("\n", " ").strip()

@@ -5,8 +5,9 @@ fold on append and replay alike: each path is granted when it is outside the nod
 granted in this attempt already), an allow rule for the node has a writes scope matching it, it is not
 under the closure, and no other open slot's effective writes (scopes + grants) may overlap it. Returns
 (granted paths, {path: reason}) with reasons `not covered by an allow rule`, `under closure`,
-`overlaps open node <id>`. `writes_hint` / `item_hint`: the allow rule that would let owed grant a failed
-writes item's paths, or "submit a new commit" once they are covered.
+`overlaps open node <id>`. `refusals`: the structured closure/overlap refusals a failing writes observation
+records (obs.grant_refused, 0.22). `writes_hint` / `item_hint`: read from that field, the allow rule that would
+let owed grant a failed writes item's paths, or "submit a new commit" once they are covered.
 
 The fold refuses a grant not by executor:owed, for another attempt or commit than the open candidate's, with
 a stale allowance, with unsorted/duplicate paths, or with any path `grantable` does not grant.
@@ -70,23 +71,44 @@ def fold_grant(state: State, e: E.Grant, plan) -> None:
     slot.grants = [*slot.grants, [e.seq, e.allowance, e.commit, list(e.paths)]]
 
 
+def refusals(state: State, plan, node_id: str, paths) -> tuple[E.GrantRefusal, ...]:
+    """obs.grant_refused (0.22): the `paths` an allow rule covers that owed refused to grant, by path, with the
+    structured reason (`closure`, or `overlap` naming the first overlapping open node); uncovered paths are
+    not listed. Attest records it on a failing writes observation; the obs fold re-checks it."""
+    _, refused = grantable(state, plan, node_id, paths)
+    out = []
+    for p in sorted(refused):
+        why = refused[p]
+        if why == "under closure":
+            out.append(E.GrantRefusal(path=p, reason="closure"))
+        elif why.startswith("overlaps open node "):
+            out.append(E.GrantRefusal(path=p, reason="overlap", node=why[len("overlaps open node "):]))
+    return tuple(out)
+
+
 def item_hint(state: State, plan, node_id: str, its) -> str | None:
     """`writes_hint` of the receipt's failing writes item (`its`: acceptance.items), for refusals and halts."""
     i = next((i for i in its if i.obligation == "writes" and i.status == "failed" and i.obs is not None), None)
-    return writes_hint(state, plan, node_id, i.obs.failed) if i is not None and i.obs.failed else None
+    return writes_hint(plan, node_id, i.obs.failed, i.obs.grant_refused) if i is not None and i.obs.failed else None
 
 
-def writes_hint(state: State, plan, node_id: str, paths) -> str | None:
-    """The hint for out-of-writes paths: the allow rule that would let owed grant the uncovered ones
-    (deduplicated parent directories with a trailing /, top-level files literal), or — when the current
-    allow rules now cover them all — to submit a new commit so writes is measured again."""
-    if not paths:
+def writes_hint(plan, node_id: str, paths, grant_refused=()) -> str | None:
+    """The hint for out-of-writes paths, read from the observation: paths owed refused to grant for closure or
+    overlap (`grant_refused`) get none (no allow rule helps); of the others, the allow rule that would let owed
+    grant the ones the current plan's allow rules do not cover (deduplicated parent directories with a trailing
+    /, top-level files literal), or — when they now cover them all — to submit a new commit so writes is
+    measured again. A field-free historical observation is not inferred from its note."""
+    refused = {r if isinstance(r, str) else r.path for r in grant_refused}
+    rest = [p for p in paths if p not in refused]
+    if not rest:
         return None
-    _, refused = grantable(state, plan, node_id, paths)
-    uncovered = [p for p in paths if refused.get(p) == "not covered by an allow rule"]
+    node = plan.node(node_id)
+    rules = [r for r in plan.allow if r.writes and any(fnmatch.fnmatchcase(node_id, g) for g in r.nodes)]
+    uncovered = [p for p in rest if not (node is not None and globs.match_any(tuple(node.writes), p))
+                 and not any(globs.writes_match_any(r.writes, p) for r in rules)]
     if not uncovered:
-        if refused:
-            return None  # closure or overlap: no allow rule helps
+        if plan.closure and any(globs.match_any(tuple(plan.closure), p) for p in rest):
+            return None  # covered now, but under the closure: no allow rule helps
         return ("these paths are covered by an allow rule now: submit a new commit (any change, e.g. an amended "
                 "commit message) so writes is measured again under it")
     dirs = sorted({p.rsplit("/", 1)[0] + "/" if "/" in p else p for p in uncovered})

@@ -26,7 +26,7 @@ def _record(state: State, e: E.Obs) -> ObsRec:
     rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
-                 failed=list(e.failed))
+                 failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused])
     iid = item_id(e.subject, e.obligation, e.key)
     agg = state.obs.get(iid)
     if agg is None:
@@ -63,8 +63,10 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.remeasure_match is not None or e.auto_remeasure is not None:
         fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
     kind, rest = split(e.obligation)
-    if e.waits_on and (e.subject == "trunk" or e.merging is not None or e.probe is not None or e.attribution):
-        raise refuse(e, "waits_on belongs to a failing writes observation of an open candidate")
+    if (e.waits_on or e.grant_refused) and (e.subject == "trunk" or e.merging is not None or e.probe is not None
+                                            or e.attribution):
+        what = "waits_on" if e.waits_on else "grant_refused"
+        raise refuse(e, f"{what} belongs to a failing writes observation of an open candidate")
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
@@ -99,6 +101,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if slot.cand.keys.get(e.obligation) != e.key:
         raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
     _check_waits(state, e, plan)
+    _check_grant_refused(state, e, plan)
     _supersede_wait(state, e)
     _record(state, e)
     if e.verdict == "fail" and not e.waits_on:  # an overlap wait is nobody's repair: no block
@@ -122,6 +125,20 @@ def _check_waits(state: State, e: E.Obs, plan) -> None:
     if overlap_only(state, plan, e.subject, e.failed) != tuple(e.waits_on):
         raise refuse(e, f"waits_on {', '.join(e.waits_on)} is not what these paths wait for (an overlap-only "
                         "refusal names exactly the open slots its paths overlap)")
+
+
+def _check_grant_refused(state: State, e: E.Obs, plan) -> None:
+    """obs.grant_refused (0.22): exactly the closure/overlap grant refusals of the listed paths on this state
+    (owed/folds/grants.refusals) — re-checked on append and replay, so a hint read from it is owed's own."""
+    if not e.grant_refused:
+        return
+    if e.obligation != "writes" or e.verdict != "fail":
+        raise refuse(e, "grant_refused belongs to a failing writes observation of an open candidate")
+    from owed.folds.grants import refusals
+
+    if refusals(state, plan, e.subject, e.failed) != tuple(e.grant_refused):
+        raise refuse(e, "grant_refused is not what owed refuses to grant of these paths (closure or overlap "
+                        "refusals of covered paths, by path)")
 
 
 def _supersede_wait(state: State, e: E.Obs) -> None:

@@ -97,6 +97,11 @@ def fold_submit(state: State, e: E.Submit, plan) -> None:
     if e.carry is None:
         slot.submits += 1
         slot.commits = [*slot.commits, [e.seq, e.commit]]
+        if "review" not in e.keys and "closure-review" not in e.keys:
+            # No reviewer is owed, so nobody else acknowledges rulings: the writer's submit acknowledges
+            # the rulings its recorded launch and follow-ups delivered (never a later, undelivered one).
+            given = [r.rulings for r in state.nodes[e.node].runs.values() if r.role == "writer" and r.attempt == e.attempt]
+            slot.rulings_seen = max([slot.rulings_seen, *given])
 
 
 def fold_rebase(state: State, e: E.Rebase, plan) -> None:

@@ -11,7 +11,8 @@ Map:
   untracked_paths(path, untracked)   the "??" paths of that status (directories keep their trailing /)
   is_clean(path)                     no tracked change and no untracked, not-ignored file
   head(path)                         HEAD commit of a worktree
-  ff_worktree(path, commit)          `merge --ff-only` there; Refused while tracked files are dirty
+  ff_worktree(path, commit, keep)    `merge --ff-only` there; Refused while tracked files are dirty (but the
+                                     modified paths in `keep`, which git carries through the fast-forward)
 
 `status` runs with --no-optional-locks: a read must not take the index lock of a worktree in which an
 agent may be committing at that moment.
@@ -100,13 +101,16 @@ class WorktreesMixin(RepoBase):
     def head(self, path: PathLike) -> str:
         return self._out(["rev-parse", "--verify", "HEAD^{commit}"], cwd=path)
 
-    def ff_worktree(self, path: PathLike, commit: str) -> None:
+    def ff_worktree(self, path: PathLike, commit: str, keep: tuple[str, ...] = ()) -> None:
         """Fast-forward the worktree at `path` (normally the trunk's) to `commit`.
 
-        Only tracked changes refuse up front; an untracked file that the fast-forward would overwrite
+        Only tracked changes refuse up front, except a modification of a path in `keep` (the plan file owed
+        itself rewrote: its content is the recorded plan), which git keeps as it is when the fast-forward
+        does not touch that file; an untracked file or a kept file that the fast-forward would overwrite
         makes git itself refuse, which is reported the same way (nothing moved).
         """
-        if self.worktree_status(path, "no"):
+        dirty = [r for r in self.worktree_status(path, "no") if not (r[:2] in (" M", "M ", "MM") and r[3:] in keep)]
+        if dirty:
             raise Refused(
                 f"trunk worktree {path} has uncommitted changes: commit them there, or detach it "
                 f"(git -C {path} switch --detach), then retry"

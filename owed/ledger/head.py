@@ -8,8 +8,13 @@ clean on its own. `head` (next to `ledger.jsonl`) remembers how far the ledger r
 It is written under the ledger lock after the appended lines are fsynced, so on disk the ledger is never
 behind its head (a crash between the two leaves the head behind, which is harmless: the next append
 moves it). Readers read the head *before* the ledger for the same reason. A ledger shorter than its
-head, or whose entry at the head's seq has another hash, is damage (exit 3). A ledger without a head
-record (made by an older owed) is not checked until its next append or `owed verify` writes one.
+head, or whose entry at the head's seq has another hash, is damage (exit 3). So is a *missing* head record on
+a ledger whose genesis says it keeps one (`keeps_head`, every ledger `owed init` makes since 0.22): deleting
+the record no longer hides a cut ledger. The one exception is a ledger of the genesis alone (the crash
+window between `owed init`'s append and its head write). `owed verify` reports it (exit 3); `owed verify
+--repair` accepts the ledger as it is and rewrites the record from it (reported as repaired). A ledger
+whose genesis has no `keeps_head` (made by an older owed) is not checked until its next append or `owed
+verify` writes one.
 """
 
 from __future__ import annotations
@@ -70,6 +75,14 @@ def missing(head: tuple[int, str] | None, seq: int) -> IntegrityError | None:
     where = "is empty" if seq < 0 else f"ends at #{seq}"
     return IntegrityError(f"the ledger {where} but its head record names #{head[0]}: {gone} missing",
                           details={"missing": [first, head[0]]})
+
+
+def absent(root: Path, seq: int) -> IntegrityError:
+    """The error for a ledger (ending at `seq`) whose genesis keeps a head record while none is on disk."""
+    return IntegrityError(f"the head record {root / NAME} is missing, but this ledger keeps one (its genesis "
+                          f"says so): entries after #{seq} may have been cut",
+                          hint="if the ledger is known to be whole, `owed verify --repair` rewrites the head record "
+                               "from it")
 
 
 def mismatch(seq: int) -> IntegrityError:

@@ -17,13 +17,9 @@ import time
 from pathlib import Path
 
 from owed.errors import Busy
+from owed.ledger.clock import now_iso
 
 HOST = os.uname().nodename  # what socket.gethostname() returns, without importing socket (issue 15)
-
-
-def _now_iso() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 def pid_alive(pid: int) -> bool:
@@ -69,7 +65,7 @@ class DirLock:
         tmp = self.path.with_name(f"{self.path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
         tmp.mkdir(parents=True)
         try:
-            owner = {"pid": os.getpid(), "host": HOST, "ts": _now_iso()}
+            owner = {"pid": os.getpid(), "host": HOST, "ts": now_iso()}
             if self.activity:
                 owner["activity"] = self.activity
             import json

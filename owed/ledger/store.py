@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +32,7 @@ from owed.interrupts import committing
 from owed.ledger import head as head_record
 from owed.ledger.blobs import refs as blob_refs
 from owed.ledger.chain import check_hash, decode_buffer
+from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
 from owed.ledger.lock import DirLock
 from owed.reducer import apply
 from owed.result import noted
@@ -66,11 +66,6 @@ class _Mark:
 
     def __init__(self, state: State, offset: int):
         self.seq, self.head, self.offset = state.seq, state.head, offset
-
-
-def now_iso() -> str:
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"
 
 
 class Ledger:
@@ -248,6 +243,8 @@ class Ledger:
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
         state = self._fold(state, data, locked=locked, head=head)
+        if head is None and state.keeps_head and state.seq > 0:
+            raise head_record.absent(self.root, state.seq)
         if head is not None:
             gone = head_record.missing(head, state.seq)
             if gone is not None:
@@ -396,6 +393,12 @@ class Ledger:
             report["cacheMismatch"] = cache_mismatch
         report["entries"] = state.seq + 1
         report["head"] = state.head
+        if head is None and state.keeps_head and state.seq > 0:
+            if not repair:
+                raise head_record.absent(self.root, state.seq)
+            fixed = (f"the head record was missing: rewritten from the ledger as it is (#{state.seq}); entries cut "
+                     "before the repair cannot be told")
+            report["repaired"] = f"{report['repaired']}; {fixed}" if "repaired" in report else fixed
         if state.seq >= 0:
             self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from owed.errors import Busy, UsageError
-from owed.ledger.lock import HOST, _now_iso, pid_alive
+from owed.ledger.clock import now_iso
+from owed.ledger.lock import HOST, pid_alive
 
 DEFAULT_WAIT_S = 60.0
 
@@ -79,7 +80,7 @@ def marker(root: Path, budget: Budget):
     d.mkdir(parents=True, exist_ok=True)
     name = f"{os.getpid()}.{os.urandom(4).hex()}.json"
     now = time.time()
-    body = {"pid": os.getpid(), "host": HOST, "ts": _now_iso(), "t0": now, "expires": now + budget.remaining() + 1}
+    body = {"pid": os.getpid(), "host": HOST, "ts": now_iso(), "t0": now, "expires": now + budget.remaining() + 1}
     tmp = d / f".{name}.tmp"
     tmp.write_text(json.dumps(body))
     os.replace(tmp, d / name)

@@ -13,14 +13,10 @@ leaves the file unchanged.
 from __future__ import annotations
 
 import io
-import os
 import re
-from pathlib import Path
 
 from owed import entries as E
-from owed import principals as P
 from owed.errors import Refused, Stale, UnknownNode, UsageError
-from owed.ops import authority
 from owed.ops.context import Context
 
 
@@ -65,8 +61,6 @@ def _edit(text: str, node_id: str, paths: list[str]) -> str:
 def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | None, as_: str | None,
           i_am_owner: bool) -> dict:
     from owed.globs import pattern_problems
-    from owed.plan.allow import uncovered
-    from owed.plan.downgrades import downgrades
     from owed.plan.load import parse_plan, plan_blob, plan_sha
 
     if not (note or "").strip():
@@ -86,42 +80,29 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
         raise UnknownNode(f"unknown node {node_id!r}")
     if st.nodes.get(node_id) and st.nodes[node_id].merged is not None:
         raise Refused(f"{node_id} is already merged")
-    rel = plan_file or st.plan.path
-    if not rel:
-        raise UsageError("the latest plan entry recorded no file: name it with --plan")
-    path = Path(rel) if os.path.isabs(rel) else Path(ctx.repo.main_worktree) / rel
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"plan file not found: {path}") from None
-    if plan_sha(parse_plan(text, source=str(rel))) != st.plan.sha:
+    from owed.ops.edit import _read, stored_path
+    from owed.ops.planning import authorize, shell_lint
+
+    rel, path, text, fmt = _read(ctx, plan_file)  # the same lookup as owed edit: --plan relative to the cwd
+    if plan_sha(parse_plan(text, source=str(rel), fmt=fmt)) != st.plan.sha:
         raise Refused(f"{rel} has unrecorded edits: record them with owed plan {rel} first")
     new_text = _edit(text, node_id, paths)
     new = parse_plan(new_text, source=str(rel))
-    from owed.ops.planning import shell_lint
-
     shell_lint(str(rel), new, ctx.plan)  # an amend changes no command: this only guards the edit itself
     if tuple(new.node(node_id).writes) != tuple(dict.fromkeys([*node.writes, *paths])):
         raise Refused("the edited plan does not parse to the intended writes; nothing changed")
     sha = plan_sha(new)
     if sha == st.plan.sha:
         raise Refused(f"{node_id} already writes {', '.join(paths)}; nothing recorded")
-    found = downgrades(ctx.plan, new)
-    missing = uncovered(ctx.plan, new, found)
-    if not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
-        by, channel = authority.actor(as_, "parent:cli"), None
-    else:
-        if as_ and P.role_of(as_) != "owner":
-            from owed.plan.allow import hint
-
-            raise Refused(f"widening writes of {node_id} needs the owner (no allow rule covers it)", hint=hint(missing))
-        by, channel = authority.owner(as_, i_am_owner, f"Widen writes of {node_id}: +{', +'.join(paths)}\nLimit: {note}")
+    # The same authority as owed edit / owed plan: a parent when the prior plan's allow rules cover the
+    # widening, otherwise the owner (delegated) with the note.
+    by, channel, found = authorize(ctx.plan, new, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ctx.ledger.put_blob(plan_blob(new))
     prior = st.plan.sha
     from owed.ops.planning import _carries
 
     carries, _ = _carries(ctx.repo, st, ctx.plan, new)
-    stored = os.path.relpath(path, ctx.repo.main_worktree) if not os.path.isabs(rel) else str(path)
+    stored = stored_path(ctx, plan_file, path)
 
     def make(state):
         if state.plan.sha != prior:

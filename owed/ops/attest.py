@@ -139,6 +139,17 @@ def _waits_on(state, plan, m: Measured) -> tuple[str, ...]:
     return overlap_only(state, plan, m.job.subject, m.outside)
 
 
+def _grant_refused(state, plan, m: Measured):
+    """obs.grant_refused (0.22) of a candidate's writes failure: its listed paths an allow rule covers that
+    owed refused to grant (closure, overlap), read by the grant hints; () for uncovered-only paths."""
+    j = m.job
+    if j.obligation != "writes" or m.verdict != "fail" or j.attribution or j.merging or j.probe or not m.failed:
+        return ()
+    from owed.folds.grants import refusals
+
+    return refusals(state, plan, j.subject, m.failed[:50])
+
+
 def _current(state, plan, job: Job) -> bool:
     from owed.acceptance import active_blocks
 
@@ -179,8 +190,9 @@ def record(ctx: Context, measured: list[Measured]) -> tuple[list[E.Obs], list[Jo
                     continue
                 out.append(E.Grant(by="executor:owed", node=m.job.subject, attempt=slot.attempt, commit=m.job.commit,
                                    paths=m.grant, allowance=state.allow_seq))
-            waits = _waits_on(state, plan, m)
-            out.append(msgspec.structs.replace(m.entry(sha), waits_on=waits) if waits else m.entry(sha))
+            waits, refused = _waits_on(state, plan, m), _grant_refused(state, plan, m)
+            extra = {**({"waits_on": waits} if waits else {}), **({"grant_refused": refused} if refused else {})}
+            out.append(msgspec.structs.replace(m.entry(sha), **extra) if extra else m.entry(sha))
         return out
 
     _, written = ctx.ledger.append(make)

@@ -38,6 +38,15 @@ def _source(ctx: Context, plan_file: str | None) -> tuple[str, Path]:
     return rel, path
 
 
+def stored_path(ctx: Context, plan_file: str | None, path: Path) -> str | None:
+    """The `path` a plan entry records for the file read by `_read`: the recorded one when no --plan named
+    it, else relative to the main worktree when inside it (absolute otherwise)."""
+    if not plan_file:
+        return ctx.state.plan.path
+    main = str(ctx.repo.main_worktree)
+    return os.path.relpath(path, main) if str(path).startswith(main + "/") else str(path)
+
+
 def _read(ctx: Context, plan_file: str | None) -> tuple[str, Path, str, str]:
     rel, path = _source(ctx, plan_file)
     try:
@@ -157,9 +166,7 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
     by, channel, found = authorize(old, new, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ctx.ledger.put_blob(plan_blob(new))
     carries, not_carried = _carries(ctx.repo, st, old, new)
-    stored = st.plan.path if not plan_file else (
-        os.path.relpath(path, ctx.repo.main_worktree) if str(path).startswith(str(ctx.repo.main_worktree) + "/")
-        else str(path))
+    stored = stored_path(ctx, plan_file, path)
     prior = st.plan.sha
 
     def make(state):

@@ -166,6 +166,25 @@ def _guard_refusal(st, plan, node_id: str, probs: list[str], written: list, prob
                + "; trunk unchanged")
 
 
+def _recorded_plan_file(ctx: Context, wt, state) -> tuple[str, ...]:
+    """The plan file `owed edit`/`owed amend` rewrote in the trunk worktree, when it holds exactly the recorded
+    plan: the ledger keeps the plan, so that uncommitted file (left for the user to commit) never blocks a
+    merge's fast-forward. Anything else uncommitted there still does."""
+    import os
+
+    rel = state.plan.path
+    if not rel or os.path.isabs(rel) or os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
+        return ()
+    try:
+        from owed.plan.load import parse_plan, plan_sha
+
+        text = (ctx.repo.main_worktree / rel).read_text(encoding="utf-8")
+        fmt = "json" if rel.lower().endswith(".json") else "yaml"
+        return (rel,) if plan_sha(parse_plan(text, source=rel, fmt=fmt)) == state.plan.sha else ()
+    except Exception:  # noqa: BLE001 - unreadable or invalid: not the recorded plan, so it stays a blocker
+        return ()
+
+
 def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Merge):
     """The locked step: recheck everything against the fresh state, move trunk (CAS or fast-forward of
     a checked-out clean trunk worktree), and return the merge entry."""
@@ -187,7 +206,7 @@ def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Me
                         f"{pre[:12]}; nothing recorded")
         merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
         if wt is not None:
-            repo.ff_worktree(wt, m)
+            repo.ff_worktree(wt, m, keep=_recorded_plan_file(ctx, wt, state))
         elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
             raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
         return [draft]
@@ -228,10 +247,10 @@ def merge(cwd: str, node_id: str) -> MergeResult:
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
         written += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in invs.items()})
         if writes.verdict != "pass":
-            from owed.folds.grants import writes_hint
+            from owed.folds.grants import refusals, writes_hint
 
-            raise GuardFailed(f"writes fails on the merge tree: {writes.note}",
-                              hint=writes_hint(st, plan, node_id, writes.failed) if writes.failed else None)
+            hint = writes_hint(plan, node_id, writes.failed, refusals(st, plan, node_id, writes.failed))
+            raise GuardFailed(f"writes fails on the merge tree: {writes.note}", hint=hint if writes.failed else None)
         ctx.reload()
         defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
                   and any(invs.get(i) == k for i, k in d.items.items())]

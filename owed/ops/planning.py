@@ -112,7 +112,7 @@ def init(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner: b
         if state.seq >= 0:
             raise Refused(f"an owed ledger already exists at {ledger.root}")
         return [E.Genesis(seq=-1, ts="", prev="", by=by, channel=channel, trunk=trunk, commit=commit, plan=sha,
-                          keys=keys, path=src.path, rev=src.rev, note=note or None)]
+                          keys=keys, path=src.path, rev=src.rev, note=note or None, keeps_head=True)]
 
     _, written = ledger.append(make, create=True)
     return PlanResult(entry=written[0], sha=sha, plan=src.plan, warnings=lint_warnings + plan_warnings(src.plan))

@@ -173,7 +173,8 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
     if phase.startswith("waiting: trunk-red"):
         return out  # one repository line (views/trunk_red.py check_red) names the waiting nodes
     if phase.startswith("merge refused"):
-        return [TR.refusal_need(state, plan, node_id)]  # nothing changed since: a retry would reuse the refusal
+        need = TR.refusal_need(state, plan, node_id)
+        return [need] if need else []  # nothing changed since: a retry would reuse the refusal
     if phase == "measuring":
         out.append({"node": node_id, "reason": "candidate not measured yet", "command": f"owed attest {node_id}"})
     for b in active_blocks(state, plan, node_id):

@@ -174,7 +174,8 @@ def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
     for ob, f in sorted(rec.merge_fails.items()):
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq or (rec.remeasure or -1) > f[0]:
             continue
-        key, kind, _, rest = f[4], *ob.partition(":")
+        key = f[4]
+        kind, _, rest = ob.partition(":")
         agg = state.agg(node_id if kind == "check" else "trunk", ob, key)
         if agg is not None and agg.verdict == "pass":
             continue
@@ -211,7 +212,7 @@ def refusal_need(state, plan, node_id: str) -> dict | None:
         cmd = f"owed rebase {node_id} (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
     else:
         cmd = f"owed rebase {node_id}"
-    return {"node": node_id, "reason": refused_phase(state, plan, node_id) + f" ({again})", "command": cmd}
+    return {"node": node_id, "reason": f"{refused_phase(state, plan, node_id)} ({again})", "command": cmd}
 
 
 def merge_check_lines(v) -> list[str]:

@@ -236,7 +236,7 @@ def _item_row(state, plan, node_id: str, i, templated: dict, rec, slot) -> ItemR
     if i.obligation == "writes" and i.obs is not None and i.obs.verdict == "fail" and i.obs.failed:
         from owed.folds.grants import writes_hint
 
-        hint = writes_hint(state, plan, node_id, i.obs.failed) if slot else None
+        hint = writes_hint(plan, node_id, i.obs.failed, i.obs.grant_refused) if slot else None
         row.out_of_writes = OutOfWrites(list(i.obs.failed), hint if hint else UNSET)
     return row
 

@@ -39,7 +39,9 @@ def age_ledger(ledger: Path, ts: str = OLD) -> None:
         out.append(E.line_bytes(e))
     (ledger / "ledger.jsonl").write_bytes(b"".join(out))
     shutil.rmtree(ledger / "snapshot", ignore_errors=True)
-    (ledger / "head").unlink(missing_ok=True)  # the rewritten chain gets a new head record on its next append
+    from tests.helpers.forge import rehead
+
+    rehead(ledger / "ledger.jsonl")  # the rewritten chain gets a head record naming its new last hash
 
 
 class Repo:

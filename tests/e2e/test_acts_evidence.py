@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from tests.e2e.acts_helpers import Flow
+from tests.helpers.forge import rehead
 
 RELEASE_PLAN = textwrap.dedent(
     """\
@@ -157,7 +158,7 @@ def test_replay_refuses_evidence_the_act_would_have_refused(rel):
         (dict(by="reviewer:r1", merge=1), "a receipt cites the latest merge of release"),
     ]:
         path.write_bytes(forged(good, **fields))
-        (path.parent / "head").unlink(missing_ok=True)  # a forger replacing the last line drops the head record too
+        rehead(path)  # a forger replacing the last line rewrites the head record too
         r = rel.run("verify")
         assert r.returncode == 3 and "fails replay" in r.stderr and why in r.stderr, (fields, r.stderr)
     path.write_bytes(good)

@@ -208,7 +208,7 @@ def test_amend_widens_writes_keeps_comments_and_records_a_ruling(owed, repo):
     before = (repo / "plan.yaml").read_text()
     # A parent's widening no allow rule covers: refused with the rule that would have, nothing recorded.
     r = owed("amend", "greeting", "--writes", "+docs/hello.md", "--note", "n", "--as", "parent:lead")
-    assert r.returncode == 1 and "needs the owner" in r.stderr
+    assert r.returncode == 1 and "need the owner" in r.stderr and "greeting: writes widened: +docs/hello.md" in r.stderr
     assert "hint: an allow rule {nodes: ['greeting'], writes: ['docs/hello.md']} in the prior plan would cover this" \
         in r.stderr
     assert (repo / "plan.yaml").read_text() == before and len(ledger_lines(repo)) == 1
@@ -224,6 +224,28 @@ def test_amend_widens_writes_keeps_comments_and_records_a_ruling(owed, repo):
         f"writes of greeting widened by plan #{plan_e['seq']}: +docs/hello.md. Limit: only the greeting's doc")
     assert doc["by"] == "owner:cli" and doc["channel"] == "delegated"
     assert owed("plan", "plan.yaml").stdout.startswith("Plan unchanged")  # the file is the recorded plan
+    assert owed("verify").returncode == 0
+
+
+def test_amend_resolves_a_relative_plan_like_edit_and_shares_its_authority(owed, repo):
+    """--plan relative to the working directory (owed edit's lookup), not to the main worktree; a writer is
+    refused as plan/edit refuse it (planning.authorize), nothing recorded."""
+    assert owed("init", "plan.yaml").returncode == 0
+    sub = repo / "sub"
+    sub.mkdir()
+    r = owed("amend", "greeting", "--writes", "+docs/", "--note", "docs only", "--plan", "../plan.yaml", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    assert "docs/" in (repo / "plan.yaml").read_text()
+    assert json.loads(ledger_lines(repo)[-2])["path"] == "plan.yaml"
+    r = owed("edit", "greeting", "--set", "title=Hi", "--plan", "../plan.yaml", "--note", "n", cwd=sub)
+    assert r.returncode == 0, r.stderr
+    n = len(ledger_lines(repo))
+    r = owed("amend", "greeting", "--writes", "+more/", "--note", "n", "--plan", "plan.yaml", cwd=sub)
+    assert r.returncode == 2 and "plan file not found" in r.stderr and str(sub / "plan.yaml") in r.stderr
+    r = owed("amend", "greeting", "--writes", "+more/", "--note", "n", "--plan", "../plan.yaml", "--as", "writer:w#1",
+             cwd=sub)
+    assert r.returncode == 1 and "plan downgrades need the owner (refused for writer:w#1" in r.stderr
+    assert len(ledger_lines(repo)) == n
     assert owed("verify").returncode == 0
 
 

@@ -14,6 +14,7 @@ from owed import entries as E
 from owed.errors import Refused
 from owed.ledger.store import Ledger
 from tests.e2e.conftest import Flow, plan_text
+from tests.helpers.forge import rehead
 
 PLAN = plan_text("""\
     closure: [plan.yaml]
@@ -111,9 +112,10 @@ def test_forged_waits_on_is_refused_on_append_and_replay(flow):
     forged = E.seal(msgspec.structs.replace(base, failed=("docs/a.md",), waits_on=("a",), seq=last["seq"] + 1,
                                             ts=last["ts"], prev=last["hash"]))
     path.write_bytes(before + E.line_bytes(forged))
-    (path.parent / "head").unlink(missing_ok=True)
+    rehead(path)
     r = flow.run("verify")
     assert r.returncode == 3 and "fails replay" in r.stderr and "not what these paths wait for" in r.stderr, r.stderr
     honest = E.seal(msgspec.structs.replace(forged, waits_on=("c",)))
     path.write_bytes(before + E.line_bytes(honest))
+    rehead(path)
     flow.run("verify", expect=0)  # the honest line (docs/a.md waits for c) replays

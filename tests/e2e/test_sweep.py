@@ -213,3 +213,33 @@ def test_unguarded_paths_use_the_plan_in_force_at_each_merge():
     rows = unguarded_merges(st, merges, changed, {"old": old, "new": new})
     assert msgspec.to_builtins(rows) == [{"node": "a", "seq": 3, "plan": 0, "unguarded": ["README.md", "docs/a/**"]},
                                          {"node": "b", "seq": 7, "plan": 5, "unguarded": ["tools/**"]}]
+
+
+def test_a_failing_sweep_never_blocks_a_merge(tmp_path):
+    """Sweeps are advisory: a failing sweep changes no acceptance key or obligation of an
+    open accepted node, records no escape, and that node merges."""
+    f = _history(tmp_path, 2, bad=2)
+    # n04 is dispatched, submitted and accepted before the sweep (its plan node is added by the owner).
+    text = (f.repo / "plan.yaml").read_text() + "  - id: n04\n    writes: [g/n04.txt]\n"
+    (f.repo / "plan.yaml").write_text(text)
+    git(f.repo, "commit", "-qam", "plan: n04")
+    f.run("adopt", "--note", "plan edit", expect=0)
+    f.run("plan", "plan.yaml", "--note", "n04", expect=0)
+    assert _owed(f.repo, "dispatch", "n04") == 0
+    wt = f.wt("n04")
+    (wt / "g").mkdir()
+    (wt / "g" / "n04.txt").write_text("n04")
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "n04")
+    assert _owed(wt, "submit", "n04") == 0
+    assert _owed(f.repo, "attest", "n04") == 0
+    before = f.why_json("n04")
+    assert before["accepted"]
+    doc = json.loads(f.run("sweep", "--json", expect=1).stdout)
+    assert doc["verdict"] == "fail" and [e["kind"] for e in f.ledger()][-1] == "sweep", doc
+    after = f.why_json("n04")
+    assert after["accepted"] and after["items"] == before["items"]  # same keys, same items
+    assert [e["kind"] for e in f.ledger()].count("escape") == 0
+    r = f.run("merge", "n04", expect=0)
+    assert "n04" in r.stdout
+    assert next(e for e in reversed(f.ledger()) if e["kind"] == "merge")["node"] == "n04"

@@ -51,6 +51,14 @@ def test_a_command_killed_by_a_signal_inside_the_shell_is_unknown(mk_issue):
     assert row["state"] == "unknown" and row["evidence"].startswith("exit 143: killed by signal 15")
 
 
+def test_a_shell_exiting_200_is_not_shown_as_a_signal_death(mk_issue):
+    outcome = shell_predicate("exit 200")
+    assert outcome.status == 200
+    row = owed(issues_source=[mk_issue(1, "**Verify:** `exit 200`")], trusted_owners="acme")["rows"][0]
+    assert row["state"] == "unknown" and row["evidence"].startswith("exit 200: not a signal death")
+    assert "killed by signal" not in row["evidence"]
+
+
 def test_a_syntax_error_still_reads_open_as_the_document_says(mk_issue):
     row = owed(issues_source=[mk_issue(1, "**Verify:** `if then fi`")], trusted_owners="acme")["rows"][0]
     assert row["state"] == "open" and row["evidence"].startswith("exit 2")

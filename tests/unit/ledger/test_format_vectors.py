@@ -119,6 +119,31 @@ def test_waits_on_vector():
     assert sha256_hex(WAITS_BYTES) == WAITS_HASH and E.seal(WAITS).hash == WAITS_HASH
 
 
+# A writes failure with the 0.22 field `grant_refused`: covered paths owed refused to grant (closure, overlap),
+# structured; the uncovered src/x.c is not listed. Older readers refuse the unknown field.
+REFUSED = E.Obs(seq=6, ts="2026-11-30T09:00:06.000Z", prev=GRANT_HASH, by="executor:owed", subject="a",
+                obligation="writes", key="6" * 64, verdict="fail", commit="7" * 40, base="5" * 40,
+                failed=("plan.yaml", "src/x.c"), note="paths outside writes: plan.yaml, src/x.c (under closure)",
+                grant_refused=(E.GrantRefusal(path="plan.yaml", reason="closure"),))
+REFUSED_BYTES = (
+    b'{"base":"5555555555555555555555555555555555555555","by":"executor:owed",'
+    b'"commit":"7777777777777777777777777777777777777777","failed":["plan.yaml","src/x.c"],'
+    b'"grant_refused":[{"path":"plan.yaml","reason":"closure"}],'
+    b'"key":"6666666666666666666666666666666666666666666666666666666666666666","kind":"obs",'
+    b'"note":"paths outside writes: plan.yaml, src/x.c (under closure)","obligation":"writes",'
+    b'"prev":"b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407","seq":6,"subject":"a",'
+    b'"ts":"2026-11-30T09:00:06.000Z","verdict":"fail"}'
+)
+REFUSED_HASH = "d392afc7859fc18d3d005afcc317004c38b33cf55b08616ab6eed8ffd22b45f7"
+
+
+def test_grant_refused_vector():
+    assert E.entry_bytes(REFUSED) == REFUSED_BYTES
+    assert sha256_hex(REFUSED_BYTES) == REFUSED_HASH and E.seal(REFUSED).hash == REFUSED_HASH
+    with pytest.raises(msgspec.ValidationError, match="grant_refused_later"):  # what an older reader does
+        msgspec.json.decode(REFUSED_BYTES.replace(b'"grant_refused"', b'"grant_refused_later"'), type=E.AnyEntry)
+
+
 def test_an_unknown_obs_field_is_refused_not_dropped():
     """What an older reader does with waits_on: forbid_unknown_fields refuses the line."""
     line = WAITS_BYTES.replace(b'"waits_on"', b'"waits_later"')
@@ -256,6 +281,13 @@ def test_every_seed_kind_is_representable():
               "abandon", "hold", "resume", "merge", "note", "adopt", "escape", "decoy-commit", "decoy-reveal",
               "launch", "send", "halt", "evidence", "grant", "refresh", "sweep", "ask"}
     assert wanted == set(E.KINDS)
+
+
+def test_genesis_keeps_head_vector():
+    g = msgspec.structs.replace(GENESIS, keeps_head=True)
+    b = E.entry_bytes(g)
+    assert b == GENESIS_BYTES.replace(b'"kind":"genesis"', b'"keeps_head":true,"kind":"genesis"')
+    assert sha256_hex(b) == "d18839ad3002ddd260948cadccc2007df73eec09ea93d9500d8a5a25e9b60003" == E.seal(g).hash
 
 
 def test_head_record_vector(tmp_path):

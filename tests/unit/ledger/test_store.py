@@ -17,6 +17,7 @@ from owed.errors import Busy, IntegrityError, Refused, VersionError
 from owed.ledger.lock import DirLock
 from owed.ledger.store import SNAPSHOT_EVERY, Ledger
 from owed.ops import planning
+from tests.helpers.forge import rehead
 
 
 def note(text: str, by: str = "parent:cli") -> E.Note:
@@ -248,7 +249,7 @@ def test_damaged_or_foreign_snapshot_is_ignored(ledger):
     # A snapshot that does not match the ledger (the ledger was replaced, with its head record) is ignored too.
     entries = ledger.read_all()
     ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[: SNAPSHOT_EVERY // 2]))
-    (ledger.root / "head").unlink()
+    rehead(ledger.file)
     assert Ledger(ledger.root).state().seq == SNAPSHOT_EVERY // 2 - 1
 
 
@@ -300,7 +301,7 @@ def test_memo_is_dropped_when_the_file_is_replaced(ledger):
     assert reader.state().seq == 2
     entries = ledger.read_all()
     ledger.file.write_bytes(b"".join(E.line_bytes(e) for e in entries[:2]))
-    (ledger.root / "head").unlink()  # replaced together with its head record
+    rehead(ledger.file)  # replaced together with its head record
     assert reader.state().seq == 1
 
 

@@ -1,0 +1,51 @@
+"""A ruling on a node no reviewer reviews (`review.count: 0`): the driver sends the writer a ruling follow-up
+and the writer's resubmission (the same commit) acknowledges it; the node merges instead of idling or
+halting for a review nobody owes. The real CLI, the scripted agent."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import wait_for
+from tests.driver.test_drive_e2e import entries, make, owed
+
+SCRIPT = {"c": {"writer": [{"files": {"c.txt": "c\n"}, "commit": "c", "submit": True},
+                           {"print": "the ruling changes nothing here", "submit": True}]}}
+
+
+def test_the_writers_resubmission_acknowledges_a_ruling_when_no_review_is_owed(tmp_path):
+    repo = make(tmp_path, SCRIPT, only=("c",))
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    assert owed(repo, "drive", "--once").returncode == 0  # dispatch
+    assert owed(repo, "drive", "--once").returncode == 0  # launch: the writer submits on its own
+    wait_for(lambda: any(e["kind"] == "submit" for e in entries(repo)), 60, "the first submit")
+    r = owed(repo, "rule", "--nodes", "c", "keep c.txt one line")
+    assert r.returncode == 0, r.stderr
+    rule = entries(repo)[-1]["seq"]
+    why = json.loads(owed(repo, "why", "c", "--json").stdout)
+    assert next(i for i in why["items"] if i["obligation"] == "rulings")["status"] == "missing"
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    es = entries(repo)
+    sends = [e for e in es if e["kind"] == "send"]
+    assert [e["reason"] for e in sends] == ["ruling"] and sends[0]["rulings"] == rule
+    assert not any(e["kind"] == "launch" and e["role"] == "reviewer" for e in es)  # no review is owed
+    assert not any(e["kind"] == "halt" for e in es)
+    submits = [e for e in es if e["kind"] == "submit" and e["by"].startswith("writer:")]
+    assert len(submits) == 2 and submits[0]["commit"] == submits[1]["commit"]  # the same commit, again
+    assert any(e["kind"] == "merge" and e["node"] == "c" for e in es)
+    assert owed(repo, "verify").returncode == 0
+
+
+def test_a_resubmission_does_not_acknowledge_a_ruling_never_delivered(tmp_path):
+    """Without a recorded delivery (no driver run carried it) a writer's resubmit acknowledges nothing."""
+    from tests.e2e.conftest import Flow, plan_text
+
+    f = Flow(tmp_path / "repo", plan_text("nodes:\n  - id: c\n    writes: [c.txt]\n"))
+    f.init()
+    f.dispatch("c")
+    f.deliver("c", {"c.txt": "c\n"})
+    f.run("rule", "--nodes", "c", "keep it short", expect=0)
+    f.submit("c")
+    item = next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")
+    assert item["status"] == "missing"
