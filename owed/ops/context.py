@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,36 @@ if TYPE_CHECKING:
     from owed.ledger.store import Ledger
     from owed.plan.model import Plan
     from owed.state import State
+
+
+# A long-lived caller's repositories by cwd and ledger objects by ledger dir (`owed mcp` for its read tools, one
+# call at a time per repository): no discovery git call, and the replay memo folds only what was appended since.
+WARM: ContextVar[dict | None] = ContextVar("owed_warm_ledgers", default=None)
+
+
+def _repo(cwd: str):
+    """The repository of `cwd` (a long-lived caller keeps it: discovery is a git call)."""
+    from owed.git import Repo
+
+    warm = WARM.get()
+    if warm is None:
+        return Repo.discover(cwd)
+    key = ("repo", os.path.abspath(cwd))
+    if key not in warm:
+        warm[key] = Repo.discover(cwd)
+    return warm[key]
+
+
+def _ledger(root):
+    from owed.ledger.store import Ledger
+
+    warm = WARM.get()
+    if warm is None:
+        return Ledger(root)
+    key = str(root)
+    if key not in warm:
+        warm[key] = Ledger(root)
+    return warm[key]
 
 
 @dataclass
@@ -24,15 +55,14 @@ class Context:
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
         from owed.errors import UsageError
-        from owed.git import GitError, Repo
-        from owed.ledger.store import Ledger
+        from owed.git import GitError
 
         cwd = cwd or os.getcwd()
         try:
-            repo = Repo.discover(cwd)
+            repo = _repo(cwd)
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
-        ledger = Ledger(repo.ledger_dir())
+        ledger = _ledger(repo.ledger_dir())
         if need_ledger:
             ledger.require()
         from owed.measure.leftovers import prune
