@@ -22,7 +22,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+# This file is named like the SDK: keep bench/ off the front of the path while importing it.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+import mcp.client.stdio  # noqa: E402,F401 - the SDK, not this file
+
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 
 async def _calls(cwd: str, env: dict, calls: int, root: Path) -> dict:

@@ -19,6 +19,43 @@ if TYPE_CHECKING:
 WARM: ContextVar[dict | None] = ContextVar("owed_warm_ledgers", default=None)
 
 
+def _stat(path) -> tuple:
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns, st.st_ino
+    except OSError:
+        return ()
+
+
+def git_files(repo, branch: str | None = None) -> list:
+    """The files whose change can change what git says about `branch`'s ref (`branch`), or about which
+    worktree has which branch checked out (None): a long-lived reader re-asks git only when one changed."""
+    common = repo.common_dir
+    if branch is not None:
+        return [common / "refs" / "heads" / branch, common / "packed-refs", common / "reftable" / "tables.list"]
+    wts = common / "worktrees"
+    try:
+        heads = sorted(wts / d / "HEAD" for d in os.listdir(wts))
+    except OSError:
+        heads = []
+    return [common / "HEAD", wts, *heads]
+
+
+def warm_answer(repo, name: str, files: list, ask, *key):
+    """`ask()`, or (a long-lived caller, WARM set) its earlier answer while `files` and `key` are unchanged."""
+    warm = WARM.get()
+    if warm is None:
+        return ask()
+    sig = (key, tuple(_stat(f) for f in files))
+    slot = ("git", name, str(repo.common_dir))
+    hit = warm.get(slot)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    value = ask()
+    warm[slot] = (sig, value)
+    return value
+
+
 def _repo(cwd: str):
     """The repository of `cwd` (a long-lived caller keeps it: discovery is a git call)."""
     from owed.git import Repo

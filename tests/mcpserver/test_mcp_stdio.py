@@ -85,6 +85,16 @@ def test_list_tools_and_the_quick_start_through_tools_only(tmp_path):
             assert not r.is_error and text.startswith("Ledger verification passed: ")
             r, doc, text = await call(c, "owed_status", cwd=cwd)
             assert doc["summary"]["merged"] == 1 and text.startswith("owed: 1 merged")
+            assert doc["needsYou"] == []
+            (repo / "notes.txt").write_text("outside\n")  # the warm status must see git change under it
+            git(repo, "add", "notes.txt")
+            git(repo, "commit", "-q", "-m", "outside owed")
+            r, doc, text = await call(c, "owed_status", cwd=cwd)
+            assert [n["command"] for n in doc["needsYou"]] == ['owed adopt --note "..."'], doc["needsYou"]
+            r, doc, text = await call(c, "owed_adopt", cwd=cwd, note="a notes file")
+            assert not r.is_error and doc["by"] == "owner:mcp", doc
+            r, doc, text = await call(c, "owed_status", cwd=cwd)
+            assert doc["needsYou"] == [] and doc["entries"] == len(_entries(repo))
 
     run(go)
     assert (repo / "hello.txt").read_text() == "hello\n"
