@@ -121,10 +121,16 @@ def notice_facts(state, notices: list[dict]) -> list[Fact]:
 
 
 def needs_facts(state, status: dict, live: bool) -> list[Fact]:
+    """Needs-you items of the status record. A trunk-red item (status `trunkRed`) is keyed by its obligation
+    and key only: it wakes once per invariant and key, not again with every merge that leaves it red."""
+    red = {r["text"]: (r["obligation"], r["key"]) for r in status.get("trunkRed", [])}
     out = []
     for item in status.get("needsYou", []):
         node, reason, command = item["node"], item["reason"], item["command"]
         if live and _verb(command) in DRIVER_VERBS and not command.startswith("owed attest --genesis"):
+            continue
+        if reason in red:
+            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", *red[reason])))
             continue
         kind = "trunk-moved" if node == "trunk" and _verb(command) == "adopt" else "needs"
         touched = state.trunk_seq if node == "trunk" else _touched(state, node)
@@ -133,13 +139,15 @@ def needs_facts(state, status: dict, live: bool) -> list[Fact]:
 
 
 def trunk_red_facts(state, status: dict) -> list[Fact]:
+    """Invariants red on trunk that the status record lists only under `invariants` (no `trunkRed` entry)."""
+    listed = {r["obligation"] for r in status.get("trunkRed", [])}
     out = []
     for inv in status.get("invariants", []):
-        if inv["verdict"] in ("fail", "conflict"):
-            node = f"inv:{inv['id']}"
+        node = f"inv:{inv['id']}"
+        if inv["verdict"] in ("fail", "conflict") and node not in listed:
             reason = f"{node} red on trunk (obs #{inv['seq']}); not caused by an open node"
-            command = f"owed why trunk; owed sweep --commit {state.trunk_commit[:12]}"
-            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", inv["id"], inv["key"])))
+            command = f"owed why {node} · owed sweep --commit {state.trunk_commit[:12]}"
+            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", node, inv["key"])))
     return out
 
 
@@ -162,10 +170,12 @@ def exit_fact(driver: dict) -> list[Fact]:
 
 
 def facts(state, plan, status: dict, driver: dict) -> list[Fact]:
-    """Every fact standing now, deduplicated by (node, command), halts first."""
+    """Every fact standing now, deduplicated by (node, command): halts, the ledger's Needs-you items, invariants
+    red on trunk, then the driver's notices (questions and the like), idle, the driver's exit."""
     live = bool(driver.get("live"))
-    found = (halt_facts(state) + notice_facts(state, driver.get("notices", [])) + needs_facts(state, status, live)
-             + trunk_red_facts(state, status))
+    ledger = halt_facts(state) + needs_facts(state, status, live) + trunk_red_facts(state, status)
+    said = {f.reason for f in ledger}  # a driver notice of a fact the ledger shows already is that fact
+    found = ledger + [f for f in notice_facts(state, driver.get("notices", [])) if f.reason not in said]
     found += (idle_fact(state, status, driver) if not found else []) + exit_fact(driver)
     out: list[Fact] = []
     keys: set[tuple[str, str]] = set()
