@@ -250,3 +250,37 @@ def test_inside_a_driver_run_the_tools_refuse_exactly_what_the_cli_refuses(tmp_p
 
     run(go)
     assert len(_entries(repo)) == 1  # genesis only
+
+
+def test_the_driver_through_tools_start_wait_for_its_halt_status_stop_once(tmp_path):
+    import subprocess
+
+    from tests.driver.test_drive_e2e import make
+
+    repo = make(tmp_path, agent="sh -c 'sleep 1; exit 3'", only=("c",), review=False)
+    subprocess.run([sys.executable, "-m", "owed", "init", "plan.yaml"], cwd=repo, check=True, capture_output=True)
+    cwd = str(repo)
+
+    async def go():
+        async with client() as c:
+            r, doc, text = await call(c, "owed_drive", cwd=cwd, action="start", stay=True)
+            assert not r.is_error, text
+            try:
+                cursor = None
+                for _ in range(10):  # the first wakes may be the ready node, before the driver dispatched it
+                    args = {"timeout": 60, **({"since": cursor} if cursor else {})}
+                    r, doc, text = await call(c, "owed_wait", cwd=cwd, **args)
+                    assert not r.is_error and r.meta["owed/exit"] == 0, text
+                    cursor = doc["cursor"]
+                    if any(f["kind"] == "halt" for f in doc["facts"]):
+                        break
+                assert "Needs you: c — writer run exited 3 without a candidate → owed resume c" in text
+                r, doc, text = await call(c, "owed_drive", cwd=cwd, action="status")
+                assert not r.is_error and doc["running"] is True, doc
+            finally:
+                r, doc, text = await call(c, "owed_drive", cwd=cwd, action="stop")
+            assert not r.is_error, text
+            r, doc, text = await call(c, "owed_drive", cwd=cwd, action="once")
+            assert not r.is_error and doc["events"][0]["event"] == "start" and doc["events"][-1]["event"] == "exit"
+
+    run(go)
