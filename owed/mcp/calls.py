@@ -59,10 +59,17 @@ def _failed(e: BaseException) -> Reply:
     return Reply({"contract": 1, **err}, f"owed: {msg}", exit_code, err)
 
 
-def _repo_key(cwd: str) -> str:
-    from owed.git import Repo
+_repo_keys: dict[str, str] = {}
 
-    return str(Repo.discover(cwd).common_dir)
+
+def _repo_key(cwd: str) -> str:
+    """The repository (its common dir) of a cwd: discovered once per cwd (a git call)."""
+    key = _repo_keys.get(cwd)
+    if key is None:
+        from owed.git import Repo
+
+        key = _repo_keys[cwd] = str(Repo.discover(cwd).common_dir)  # not a repository: a usage error
+    return key
 
 
 def _warm_for(cwd: str) -> tuple[threading.Lock, dict]:

@@ -98,7 +98,7 @@ def halt_facts(state) -> list[Fact]:
             continue
         reason = rec.halt_reason or "halted"
         command = getattr(rec, "halt_command", None) or f"owed why {node}"
-        kind = "stall" if reason.startswith("stalled") else "halt"
+        kind = "stall" if "stall" in reason.lower() else "halt"
         out.append(Fact(kind, node, reason, command, fingerprint(kind, node, reason, command, rec.touched or 0)))
     return out
 

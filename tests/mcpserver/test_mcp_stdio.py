@@ -118,6 +118,9 @@ def test_a_refusal_and_a_usage_error_are_tool_errors_with_one_line_and_their_cod
             assert r.is_error and doc["code"] == "usage" and "absolute" in text
             r, doc, text = await call(c, "owed_status", cwd=str(repo), bogus=1)
             assert r.is_error and "unknown argument bogus" in text
+            (tmp_path / "nowhere").mkdir()
+            r, doc, text = await call(c, "owed_status", cwd=str(tmp_path / "nowhere"))
+            assert r.is_error and doc["code"] == "usage" and "not inside a git worktree" in text
             assert "Traceback" not in text
 
     run(go)
@@ -284,3 +287,4 @@ def test_the_driver_through_tools_start_wait_for_its_halt_status_stop_once(tmp_p
             assert not r.is_error and doc["events"][0]["event"] == "start" and doc["events"][-1]["event"] == "exit"
 
     run(go)
+
