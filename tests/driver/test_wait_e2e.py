@@ -127,3 +127,18 @@ def test_a_driver_killed_with_sigkill_wakes_a_waiting_wait(tmp_path):
             d.kill()
             d.wait()
         survivors(f"sleep 60.{mark}", timeout=0)  # the agent run outlives a SIGKILLed driver by design: end it
+
+
+def test_a_waiting_wait_sleeps_instead_of_polling_busily(tmp_path):
+    import os
+
+    repo = make(tmp_path, agent="true", only=("c",), review=False)
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    cursor = json.loads(owed(repo, "wait", "--json").stdout)["cursor"]
+    p = subprocess.Popen([sys.executable, "-m", "owed", "wait", "--since", cursor, "--timeout", "4"], cwd=repo,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 3
+    cpu = usage.ru_utime + usage.ru_stime
+    assert cpu < 1.5, cpu  # start-up and one check; then one stat pass a second for 4 s, not a busy loop
