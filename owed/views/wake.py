@@ -6,7 +6,7 @@ what it returns, and `driver/notify.py` hands each new fact to `drive.notify`.
 
 Map:
 - `Fact(kind, node, reason, command, fp)`: one fact. Kinds: halt, stall (a halt whose reason says stalled),
-  question (a driver notice of an asking run), notify (any other driver notice), needs (a Needs-you item a
+  question (an open `owed ask` of a run, or a driver notice of one), notify (any other driver notice), needs (a Needs-you item a
   person or the main agent must act on), trunk-moved, trunk-red (an invariant red on trunk), exit (the
   driver ended), idle (nothing open and nothing ready). `fp` is the fact's fingerprint: a node's fact
   carries the seq of the node's latest entry not written by the driver (`touched`), so the same text wakes
@@ -131,6 +131,9 @@ def needs_facts(state, status: dict, live: bool) -> list[Fact]:
             continue
         if reason in red:
             out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", *red[reason])))
+            continue
+        if _verb(command) == "answer" and item.get("seq") is not None:  # an open question (`owed ask`): once
+            out.append(Fact("question", node, reason, command, fingerprint("question", node, item["seq"])))
             continue
         kind = "trunk-moved" if node == "trunk" and _verb(command) == "adopt" else "needs"
         touched = state.trunk_seq if node == "trunk" else _touched(state, node)

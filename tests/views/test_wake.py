@@ -103,3 +103,18 @@ def test_a_trunk_red_invariant_wakes_once_per_invariant_and_key_and_its_driver_n
     assert wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 26)[0] == []
     status["trunkRed"][0]["key"] = "k2"  # a new key (the invariant changed): a new fact
     assert len(wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 27)[0]) == 1
+
+
+def test_an_open_question_wakes_once_beside_the_halt_and_drops_out_when_answered():
+    status = {"needsYou": [{"node": "a", "reason": "asking: which port? (#14)", "command": "owed answer a --qid q1 \"…\"",
+                            "seq": 14, "qid": "q1"}], "inProgress": [{"node": "a"}], "ready": []}
+    st = _state(a=_halted())
+    fs = wake.facts(st, None, status, LIVE)
+    assert [(f.kind, f.command) for f in fs] == [("halt", "owed resume a --note \"...\""),
+                                                ("question", "owed answer a --qid q1 \"…\"")]
+    new, cur = wake.deliver(fs, None, 20)
+    st.nodes["a"].touched = 17  # another entry on the node: the question is the same fact
+    st.nodes["a"].halt = None
+    assert wake.deliver(wake.facts(st, None, status, LIVE), cur, 21)[0] == []
+    status["needsYou"] = []  # answered
+    assert wake.facts(st, None, status, LIVE) == []
