@@ -5,7 +5,8 @@ Map:
   notice, trunk drift), so it is a wake fact like a halt. `after_pass(tg, state, plan)` computes the facts
   standing after the pass, delivers the new ones past its cursor and starts one `run` per fact in the
   driver's task group. `at_exit(outcome)` delivers the driver's own exit, synchronously, after the loop.
-- `run(...)`: `bash -c "<drive.notify>"` through runner/ in the repository root, the wake text on stdin
+- `run(...)`: shielded from the loop's end (bounded by the timeout), `bash -c "<drive.notify>"` through runner/
+  in the repository root, the wake text on stdin
   (read from a file under drive/notify/, also named by `OWED_WAKE_FILE`), `OWED_WAKE_KIND` and
   `OWED_NODE` in its environment, at most 30 s (its group killed at the timeout). A failure, a timeout or
   a command that cannot start is a `notify-failed` log line, never a driver error.
@@ -29,7 +30,7 @@ class Notifier:
     def __init__(self, drv):
         self.drv = drv
         self.notices: list[dict] = []
-        self.pending: dict[str, tuple[wake.Fact, str]] = {}  # started, not finished (the loop's end cancels them)
+        self.pending: dict[str, tuple[wake.Fact, str]] = {}  # delivered to the cursor, not run yet
         self.dir = drv.ctx.ledger.root / "drive" / "notify"
         self.cursor = self._load()
 
@@ -95,7 +96,7 @@ class Notifier:
         from runner import run_sync
 
         ex = {"code": code, "reason": reason, "error": error, "at": datetime.now(timezone.utc).isoformat()}
-        todo = list(self.pending.values()) if reason != "killed" else []  # runs the loop's end cancelled
+        todo = list(self.pending.values()) if reason != "killed" else []  # started, never run (a hard stop)
         todo += [(f, wake.notice([f], [], {"live": False, "exit": ex}, 0))
                  for f in self._new(wake.exit_fact({"live": False, "exit": ex}), state.seq, keep=True)]
         for f, text in todo:
@@ -103,12 +104,17 @@ class Notifier:
             self._report(f, run_sync(spec), path)
 
     async def run(self, command: str, fact: wake.Fact, text: str) -> None:
+        """One delivery, shielded from the loop's end (bounded by its 30 s timeout): a wake the command has
+        already sent is never cut off and sent again."""
+        import anyio
+
         from runner import run
 
         spec, path = self._spec(command, fact, text)
-        out = await run(spec)
-        self.pending.pop(fact.fp, None)
-        self._report(fact, out, path)
+        with anyio.CancelScope(shield=True):
+            out = await run(spec)
+            self.pending.pop(fact.fp, None)
+            self._report(fact, out, path)
 
     def _spec(self, command: str, fact: wake.Fact, text: str):
         from runner import RunSpec

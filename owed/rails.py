@@ -10,7 +10,7 @@ is an *unverified* run: it may read, never record (fail closed).
 Rules (accident rails, like the seed's DSA rails, not a security boundary: a process that can write the
 ledger directory can forge anything):
 - every run may read (status, why, brief, report, verify, graph, idle, obligations, `drive --status|--runs`)
-  and run `owed agent` (it is the agent);
+  and run `owed agent` (it is the agent) and `owed mcp` (each tool call passes the gate as its own command);
 - a writer run may submit, rebase, attest and ask, for its own node only;
 - a reviewer run may review, record evidence and ask, for its own node only, as its own reviewer principal;
 - nothing else: every owner and parent act (plan, rule, waive, defer, approve, adopt, resume, abandon,
@@ -34,7 +34,8 @@ RAIL_FILE = "rail.json"
 TOKEN_VAR = "OWED_RAIL_TOKEN"
 
 READS = frozenset({"status", "verify", "report", "brief", "why", "graph", "idle", "obligations", "agent",
-                   "help", "--help", "-h", "wait", "skill"})
+                   "help", "--help", "-h", "wait", "skill",
+                   "mcp"})  # the MCP server itself: each of its tool calls passes this gate on its own command
 ROLE_ACTS = {"writer": frozenset({"submit", "rebase", "attest", "ask"}),
              "reviewer": frozenset({"review", "evidence", "ask"})}
 DRIVE_READS = ("--status", "--runs")

@@ -8,11 +8,11 @@ clear them), or with `--json` one document `{"entry": …, …}`. Missing requir
 
 from __future__ import annotations
 
-import os
 from typing import List, Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -44,7 +44,7 @@ def review(
     """Record an independent review (ok or block) of a node's open candidate."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.review(os.getcwd(), node, ok=ok, block=block, rank=rank, obligation=obligation,
+    return show(act_cmds.review(where.cwd(), node, ok=ok, block=block, rank=rank, obligation=obligation,
                                 needs_parent=needs_parent, ack_rulings=ack_rulings, note=note, candidate=candidate,
                                 as_=as_, i_am_owner=i_am_owner, model=model), json)
 
@@ -62,7 +62,7 @@ def approve(
     """Owner: approve the open candidate of a node with `approve: owner` (or block it)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.approve(os.getcwd(), node, note=note, block=block, candidate=candidate, as_=as_,
+    return show(act_cmds.approve(where.cwd(), node, note=note, block=block, candidate=candidate, as_=as_,
                                  i_am_owner=i_am_owner), json)
 
 
@@ -80,7 +80,7 @@ def evidence(
     """Record manual evidence on the open candidate, or after a merge a receipt."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.evidence(os.getcwd(), node, ev_id, files=file, note=note, candidate=candidate, as_=as_,
+    return show(act_cmds.evidence(where.cwd(), node, ev_id, files=file, note=note, candidate=candidate, as_=as_,
                                   i_am_owner=i_am_owner), json)
 
 
@@ -98,7 +98,7 @@ def waive(
     """Owner: waive one obligation of the open candidate (it shows W, never a measured pass)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.waive(os.getcwd(), node, obligation, reason=reason, accept_risk=accept_risk,
+    return show(act_cmds.waive(where.cwd(), node, obligation, reason=reason, accept_risk=accept_risk,
                                candidate=candidate, as_=as_, i_am_owner=i_am_owner), json)
 
 
@@ -115,7 +115,7 @@ def defer(
     """Owner: let named invariants carry debt through this node's next merge (it stays debt)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.defer(os.getcwd(), node, invariants, reason=reason, candidate=candidate, as_=as_,
+    return show(act_cmds.defer(where.cwd(), node, invariants, reason=reason, candidate=candidate, as_=as_,
                                i_am_owner=i_am_owner), json)
 
 
@@ -132,7 +132,7 @@ def rule(
     """Record a ruling (parent or owner) that writers follow and reviewers acknowledge."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.rule(os.getcwd(), text, nodes=nodes, writer=writer, prospective=prospective, as_=as_,
+    return show(act_cmds.rule(where.cwd(), text, nodes=nodes, writer=writer, prospective=prospective, as_=as_,
                               i_am_owner=i_am_owner), json)
 
 
@@ -148,7 +148,7 @@ def answer(
     """Answer a run's question (or the node's writer): a ruling naming the node (use -- before text starting with --)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.answer(os.getcwd(), node, text, qid=qid, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.answer(where.cwd(), node, text, qid=qid, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -161,7 +161,7 @@ def ask(
     """From a driver run: record a question for the parent, then end the run; the answer is the next follow-up."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.ask(os.getcwd(), node, text, qid=qid), json)
+    return show(act_cmds.ask(where.cwd(), node, text, qid=qid), json)
 
 
 @app.command()
@@ -178,7 +178,7 @@ def resume(
     """Resume a node (parent or owner): go on, wait --after nodes, --expect report, or release a hold."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.resume(os.getcwd(), node, after=after, expect=expect, note=note, as_=as_,
+    return show(act_cmds.resume(where.cwd(), node, after=after, expect=expect, note=note, as_=as_,
                                 i_am_owner=i_am_owner, remeasure=remeasure), json)
 
 
@@ -195,7 +195,7 @@ def abandon(
     """Close the node's open slot (parent or owner); --hold keeps it from being dispatched again."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.abandon(os.getcwd(), node, note=note, reason=reason, hold=hold, as_=as_,
+    return show(act_cmds.abandon(where.cwd(), node, note=note, reason=reason, hold=hold, as_=as_,
                                  i_am_owner=i_am_owner), json)
 
 
@@ -209,4 +209,4 @@ def rebase(
     """Move the open slot's base to the ledger trunk (parent, owner, or the writer inside its worktree)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.rebase(os.getcwd(), node, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.rebase(where.cwd(), node, as_=as_, i_am_owner=i_am_owner), json)

@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -53,7 +53,7 @@ def drive(
     """Run the loop: dispatch, writer, submit, attest, reviewers, merge; stop for decisions."""
     check_drive_options(once=once, detach=detach, status=status, stop=stop, now=now, stay=stay, max_open=max_open,
                         runs=runs)
-    cwd = os.getcwd()
+    cwd = where.cwd()
     if runs:
         from driver.runs_list import result
 
@@ -91,4 +91,4 @@ def idle(json: bool = typer.Option(False, "--json", help="Print {idle, reasons, 
     """Watchdog probe: exit 0 when work is open but nobody works on it (3 not idle, 2 no ledger, 70 error)."""
     from owed.ops import reads
 
-    return show(reads.idle(os.getcwd(), _idle_facts), json)
+    return show(reads.idle(where.cwd(), _idle_facts), json)

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import List, Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -34,6 +34,6 @@ def edit(
     """Change plan fields in the plan file (comments kept) and record the plan, a ruling and a resume in one step."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.edit(os.getcwd(), node=node, invariant=invariant, sets=set_, unsets=unset, node_new=node_new,
+    return show(act_cmds.edit(where.cwd(), node=node, invariant=invariant, sets=set_, unsets=unset, node_new=node_new,
                               note=note, plan_file=plan_file, rule=rule, writer=writer, resume=resume, after=after,
                               expect=expect, dry_run=dry_run, as_=as_, i_am_owner=i_am_owner), json)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -32,7 +32,7 @@ def escape(
     """Record a defect found after a node was merged, against that merge."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.escape(os.getcwd(), node, merge=merge, klass=klass, note=note, evidence=evidence, as_=as_),
+    return show(ledger_cmds.escape(where.cwd(), node, merge=merge, klass=klass, note=note, evidence=evidence, as_=as_),
                 json)
 
 
@@ -50,7 +50,7 @@ def decoy_commit_cmd(digest: str = typer.Argument(...), as_: Optional[str] = AS,
     """Owner: commit to a set of decoys by digest, before any of them is dispatched."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.decoy_commit(os.getcwd(), digest, as_=as_, i_am_owner=i_am_owner), json)
+    return show(ledger_cmds.decoy_commit(where.cwd(), digest, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @decoy_app.command("reveal")
@@ -59,4 +59,4 @@ def decoy_reveal_cmd(file: str = typer.Argument(...), as_: Optional[str] = AS, i
     """Owner: reveal the decoys of an earlier commitment so their outcomes count."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.decoy_reveal(os.getcwd(), file, as_=as_, i_am_owner=i_am_owner), json)
+    return show(ledger_cmds.decoy_reveal(where.cwd(), file, as_=as_, i_am_owner=i_am_owner), json)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -20,4 +20,4 @@ def graph(
     """The task graph: each node's phase as colour and label, its attempt and receipt marks, deps as edges."""
     from owed.ops import reads
 
-    return show(reads.graph(os.getcwd(), format=format, output=output), json)
+    return show(reads.graph(where.cwd(), format=format, output=output), json)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -29,7 +29,7 @@ def init(
     from owed.cli.progress import measured
     from owed.ops import ledger_cmds
 
-    return show(measured(json, ledger_cmds.init, os.getcwd(), plan, rev=rev, note=note, as_=as_,
+    return show(measured(json, ledger_cmds.init, where.cwd(), plan, rev=rev, note=note, as_=as_,
                          i_am_owner=i_am_owner, measure=measure), json)
 
 
@@ -45,7 +45,7 @@ def plan_cmd(
     """Record a new version of the plan."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.plan(os.getcwd(), file, rev=rev, note=note, as_=as_, i_am_owner=i_am_owner), json)
+    return show(ledger_cmds.plan(where.cwd(), file, rev=rev, note=note, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()
@@ -56,7 +56,7 @@ def status(
     """Where things stand: outcome line, Needs you, In progress, Debt, Ready."""
     from owed.ops import reads
 
-    return show(reads.status(os.getcwd(), full=full), json)
+    return show(reads.status(where.cwd(), full=full), json)
 
 
 @app.command()
@@ -67,7 +67,7 @@ def verify(
     """Replay the whole ledger from scratch and check every hash."""
     from owed.ops import reads
 
-    return show(reads.verify(os.getcwd(), repair=repair), json)
+    return show(reads.verify(where.cwd(), repair=repair), json)
 
 
 @app.command()
@@ -80,7 +80,7 @@ def report(
     """What happened: merges, observations, reviews, rulings, downgrades, owner decisions (--metrics: rates)."""
     from owed.ops import reads
 
-    return show(reads.report(os.getcwd(), since=since, metrics=metrics, until=until), json)
+    return show(reads.report(where.cwd(), since=since, metrics=metrics, until=until), json)
 
 
 @app.command()
@@ -91,7 +91,7 @@ def brief(
     """The morning view: owner acts, Needs you, Merged, Rejected or blocked, In progress, totals."""
     from owed.ops import reads
 
-    return show(reads.brief(os.getcwd(), since=since), json)
+    return show(reads.brief(where.cwd(), since=since), json)
 
 
 @app.command()
@@ -107,7 +107,7 @@ def adopt(
     """Owner: record trunk commits made outside owed (a fast-forward), guarded against new invariant debt."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.adopt(os.getcwd(), note=note, commit=commit, wait=wait, as_=as_, i_am_owner=i_am_owner),
+    return show(ledger_cmds.adopt(where.cwd(), note=note, commit=commit, wait=wait, as_=as_, i_am_owner=i_am_owner),
                 json)
 
 
@@ -124,5 +124,5 @@ def amend(
     """Widen one node's writes in the plan file (comments kept) and record it, with a ruling, in one step."""
     from owed.ops import ledger_cmds
 
-    return show(ledger_cmds.amend(os.getcwd(), node, writes=writes, note=note, plan_file=plan_file, as_=as_,
+    return show(ledger_cmds.amend(where.cwd(), node, writes=writes, note=note, plan_file=plan_file, as_=as_,
                                   i_am_owner=i_am_owner), json)

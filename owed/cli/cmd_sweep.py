@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -21,4 +21,4 @@ def sweep(
     from owed.cli.progress import measured
     from owed.ops import work_cmds
 
-    return show(measured(json, work_cmds.sweep, os.getcwd(), commit=commit, lease=not no_lease), json)
+    return show(measured(json, work_cmds.sweep, where.cwd(), commit=commit, lease=not no_lease), json)

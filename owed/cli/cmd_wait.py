@@ -7,11 +7,11 @@ wake's last line in text) delivers each fact once across calls.
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -73,4 +73,4 @@ def wait(
     json: bool = typer.Option(False, "--json", help="Print one JSON document {cursor, facts, done, driver, message}."),
 ) -> int:
     """Block until something needs the main agent (a halt, a question, a decision, the driver's exit); print it."""
-    return show(wait_result(os.getcwd(), since, timeout), json)
+    return show(wait_result(where.cwd(), since, timeout), json)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from owed.cli import decl as typer
 
+from owed.cli import where
 from owed.cli.app import app
 from owed.cli.output import show
 
@@ -24,7 +24,7 @@ def dispatch(
     """Open a slot for a ready node: a worktree on its own branch, and the packet for its writer."""
     from owed.ops import work_cmds
 
-    return show(work_cmds.dispatch(os.getcwd(), node, allow_overlap=allow_overlap, as_=as_), json)
+    return show(work_cmds.dispatch(where.cwd(), node, allow_overlap=allow_overlap, as_=as_), json)
 
 
 @app.command()
@@ -39,7 +39,7 @@ def submit(
     """Record the slot's commit as the node's candidate (run inside the slot worktree)."""
     from owed.ops import work_cmds
 
-    return show(work_cmds.submit(os.getcwd(), node, commit=commit, as_=as_, model=model), json)
+    return show(work_cmds.submit(where.cwd(), node, commit=commit, as_=as_, model=model), json)
 
 
 @app.command()
@@ -57,7 +57,7 @@ def attest(
     from owed.cli.progress import measured
     from owed.ops import work_cmds
 
-    return show(measured(json, work_cmds.attest, os.getcwd(), node, rerun=rerun, genesis=genesis, trunk=trunk,
+    return show(measured(json, work_cmds.attest, where.cwd(), node, rerun=rerun, genesis=genesis, trunk=trunk,
                          lease=not no_lease, remeasure=remeasure, everything=all_), json)
 
 
@@ -70,7 +70,7 @@ def why(
     """The receipt of a node: each obligation as E / W / D with its evidence, blocks and how to clear them."""
     from owed.ops import reads
 
-    return show(reads.why(os.getcwd(), node, full=full), json)
+    return show(reads.why(where.cwd(), node, full=full), json)
 
 
 @app.command()
@@ -79,7 +79,7 @@ def merge(node: str = typer.Argument(...), json: bool = JSON) -> int:
     from owed.cli.progress import measured
     from owed.ops import work_cmds
 
-    return show(measured(json, work_cmds.merge, os.getcwd(), node), json)
+    return show(measured(json, work_cmds.merge, where.cwd(), node), json)
 
 
 @app.command()
@@ -91,4 +91,4 @@ def gc(
     """Reclaim clean worktrees and branches of merged or abandoned attempts (submitted commits stay pinned)."""
     from owed.ops import work_cmds
 
-    return show(work_cmds.gc(os.getcwd(), dry_run=dry_run, as_=as_), json)
+    return show(work_cmds.gc(where.cwd(), dry_run=dry_run, as_=as_), json)

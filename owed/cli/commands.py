@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "drive": "owed.cli.cmd_drive",
     "idle": "owed.cli.cmd_drive",
     "wait": "owed.cli.cmd_wait",
+    "skill": "owed.cli.cmd_skill",
+    "mcp": "owed.cli.cmd_mcp",
     "obligations": "owed.cli.cmd_obligations",
     "demo": "owed.cli.cmd_demo",
     "graph": "owed.cli.cmd_graph",

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from owed.result import CONTRACT, Result, document  # noqa: F401 - the JSON contract lives with the results
+
+# A front end that is not a terminal (owed/mcp/calls.py) takes the handler's Result instead of its printout.
+_CAPTURE: ContextVar[list | None] = ContextVar("owed_capture", default=None)
 
 # C0 controls except newline and tab, DEL and the C1 controls: shown as \xNN in human output, so text
 # from the ledger (notes, rulings, reasons, reviews) cannot drive the reader's terminal.
@@ -31,8 +36,23 @@ def dumps(obj) -> str:
     return msgspec.json.encode(obj).decode()
 
 
+@contextmanager
+def captured():
+    """Inside: `show` hands each Result to the yielded list and prints nothing (for this context only)."""
+    got: list = []
+    token = _CAPTURE.set(got)
+    try:
+        yield got
+    finally:
+        _CAPTURE.reset(token)
+
+
 def show(res: Result, json_mode: bool) -> int:
     """A command's Result on stdout (its JSON document, or its text), and the exit code to return."""
+    sink = _CAPTURE.get()
+    if sink is not None:
+        sink.append(res)
+        return res.exit_code
     if json_mode:
         sys.stdout.write(document(res.doc).decode() + "\n")
     else:

@@ -6,15 +6,30 @@
   without a terminal the act is refused and nothing is recorded.
 - Inside a subagent call (`DSA_CALL` or `DSA_EXEC` set) owner and parent acts are refused, and from a driver
   run (owed/rails.py: OWED_RUN_ID and its rail token, or an ancestor that carries them).
+- `FRONT` (a context variable) names the front end acting: `cli`, or `mcp` while `owed mcp` runs a tool call;
+  the default principals are then `owner:mcp` / `parent:mcp`, and OWED_CONFIRM=owner refuses owner acts at
+  once (a tool call has no terminal to confirm on).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 
 from owed import principals as P
 from owed.errors import Refused
+
+
+FRONT: ContextVar[str] = ContextVar("owed_front", default="cli")
+MCP_CONFIRM = ("Owner confirmation not given: OWED_CONFIRM=owner asks the owner on a terminal, and an MCP tool call "
+               "has none; nothing was recorded. Run the command in a terminal, or unset OWED_CONFIRM to delegate.")
+
+
+def _front(default: str) -> str:
+    """`role:cli` as the front end acting says it (`owner:mcp` inside an MCP tool call)."""
+    front = FRONT.get()
+    return default if front == "cli" or not default.endswith(":cli") else default[:-3] + front
 
 
 def subagent_rail(role: str) -> None:
@@ -41,7 +56,9 @@ def confirm_owner(summary: str) -> None:
 def owner(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str]:
     """(principal, channel) for an owner act."""
     confirm = os.environ.get("OWED_CONFIRM") == "owner"
-    by = P.claimable(as_) if as_ else ("owner:human" if confirm else "owner:cli")
+    if confirm and FRONT.get() == "mcp":
+        raise Refused(MCP_CONFIRM)
+    by = P.claimable(as_) if as_ else ("owner:human" if confirm else _front("owner:cli"))
     if P.role_of(by) != "owner":
         raise Refused(f"{by} is not an owner; this is an owner act")
     subagent_rail("owner")
@@ -53,6 +70,6 @@ def owner(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str]:
 
 def actor(as_: str | None, default: str) -> str:
     """A non-owner principal: `--as` (claimable) or the command's default; subagent rail applied."""
-    by = P.claimable(as_) if as_ else default
+    by = P.claimable(as_) if as_ else _front(default)
     subagent_rail(P.role_of(by))
     return by

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,73 @@ if TYPE_CHECKING:
     from owed.ledger.store import Ledger
     from owed.plan.model import Plan
     from owed.state import State
+
+
+# A long-lived caller's repositories by cwd and ledger objects by ledger dir (`owed mcp` for its read tools, one
+# call at a time per repository): no discovery git call, and the replay memo folds only what was appended since.
+WARM: ContextVar[dict | None] = ContextVar("owed_warm_ledgers", default=None)
+
+
+def _stat(path) -> tuple:
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns, st.st_ino
+    except OSError:
+        return ()
+
+
+def git_files(repo, branch: str | None = None) -> list:
+    """The files whose change can change what git says about `branch`'s ref (`branch`), or about which
+    worktree has which branch checked out (None): a long-lived reader re-asks git only when one changed."""
+    common = repo.common_dir
+    if branch is not None:
+        return [common / "refs" / "heads" / branch, common / "packed-refs", common / "reftable" / "tables.list"]
+    wts = common / "worktrees"
+    try:
+        heads = sorted(wts / d / "HEAD" for d in os.listdir(wts))
+    except OSError:
+        heads = []
+    return [common / "HEAD", wts, *heads]
+
+
+def warm_answer(repo, name: str, files: list, ask, *key):
+    """`ask()`, or (a long-lived caller, WARM set) its earlier answer while `files` and `key` are unchanged."""
+    warm = WARM.get()
+    if warm is None:
+        return ask()
+    sig = (key, tuple(_stat(f) for f in files))
+    slot = ("git", name, str(repo.common_dir))
+    hit = warm.get(slot)
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    value = ask()
+    warm[slot] = (sig, value)
+    return value
+
+
+def _repo(cwd: str):
+    """The repository of `cwd` (a long-lived caller keeps it: discovery is a git call)."""
+    from owed.git import Repo
+
+    warm = WARM.get()
+    if warm is None:
+        return Repo.discover(cwd)
+    key = ("repo", os.path.abspath(cwd))
+    if key not in warm:
+        warm[key] = Repo.discover(cwd)
+    return warm[key]
+
+
+def _ledger(root):
+    from owed.ledger.store import Ledger
+
+    warm = WARM.get()
+    if warm is None:
+        return Ledger(root)
+    key = str(root)
+    if key not in warm:
+        warm[key] = Ledger(root)
+    return warm[key]
 
 
 @dataclass
@@ -24,15 +92,14 @@ class Context:
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
         from owed.errors import UsageError
-        from owed.git import GitError, Repo
-        from owed.ledger.store import Ledger
+        from owed.git import GitError
 
         cwd = cwd or os.getcwd()
         try:
-            repo = Repo.discover(cwd)
+            repo = _repo(cwd)
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
-        ledger = Ledger(repo.ledger_dir())
+        ledger = _ledger(repo.ledger_dir())
         if need_ledger:
             ledger.require()
         from owed.measure.leftovers import prune

@@ -24,11 +24,14 @@ def status_facts(ctx) -> dict:
     from owed.ops.merge_waiting import read as running_merge
     from owed.ops.trunk import trunk_problem
 
+    from owed.ops.context import git_files, warm_answer
+
     facts: dict = {}
-    moved = trunk_problem(ctx)
+    trunk, repo = ctx.state.trunk, ctx.repo
+    moved = warm_answer(repo, "trunk", git_files(repo, trunk), lambda: trunk_problem(ctx), ctx.state.trunk_commit)
     if moved:
         facts["trunk_moved"] = moved.split(";")[0]
-    wt = ctx.repo.worktree_with_branch(ctx.state.trunk)
+    wt = warm_answer(repo, "trunk-worktree", git_files(repo), lambda: repo.worktree_with_branch(trunk), trunk)
     if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
         facts["trunk_worktree"] = str(wt)
     job = running_merge(ctx.ledger.root)

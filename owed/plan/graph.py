@@ -13,6 +13,7 @@ deterministic: ties follow the plan's node order.
 from __future__ import annotations
 
 import heapq
+import weakref
 from typing import Iterable, Mapping, Sequence
 
 from owed.plan.model import Plan
@@ -106,8 +107,23 @@ def topo_order(plan: Plan) -> list[str]:
     return topo_order_of(edges(plan))
 
 
+_DEPENDENTS: dict[int, tuple[weakref.ref, dict[str, frozenset[str]]]] = {}
+
+
 def dependents(plan: Plan) -> dict[str, frozenset[str]]:
-    return dependents_of(edges(plan))
+    """Computed once per plan object (plans are immutable once loaded; status, readiness and the merge queue
+    each ask for it on every read): a long-lived reader (`owed mcp`, the driver) pays it once per plan."""
+    hit = _DEPENDENTS.get(id(plan))
+    if hit is not None and hit[0]() is plan:
+        return hit[1]
+    out = dependents_of(edges(plan))
+    key = id(plan)
+
+    def forget(_ref: weakref.ref) -> None:
+        _DEPENDENTS.pop(key, None)
+
+    _DEPENDENTS[key] = (weakref.ref(plan, forget), out)
+    return out
 
 
 def dependent_counts(plan: Plan, done: Iterable[str] = ()) -> dict[str, int]:

@@ -6,7 +6,7 @@ what it returns, and `driver/notify.py` hands each new fact to `drive.notify`.
 
 Map:
 - `Fact(kind, node, reason, command, fp)`: one fact. Kinds: halt, stall (a halt whose reason says stalled),
-  question (a driver notice of an asking run), notify (any other driver notice), needs (a Needs-you item a
+  question (an open `owed ask` of a run, or a driver notice of one), notify (any other driver notice), needs (a Needs-you item a
   person or the main agent must act on), trunk-moved, trunk-red (an invariant red on trunk), exit (the
   driver ended), idle (nothing open and nothing ready). `fp` is the fact's fingerprint: a node's fact
   carries the seq of the node's latest entry not written by the driver (`touched`), so the same text wakes
@@ -98,7 +98,7 @@ def halt_facts(state) -> list[Fact]:
             continue
         reason = rec.halt_reason or "halted"
         command = getattr(rec, "halt_command", None) or f"owed why {node}"
-        kind = "stall" if reason.startswith("stalled") else "halt"
+        kind = "stall" if "stall" in reason.lower() else "halt"
         out.append(Fact(kind, node, reason, command, fingerprint(kind, node, reason, command, rec.touched or 0)))
     return out
 
@@ -121,10 +121,19 @@ def notice_facts(state, notices: list[dict]) -> list[Fact]:
 
 
 def needs_facts(state, status: dict, live: bool) -> list[Fact]:
+    """Needs-you items of the status record. A trunk-red item (status `trunkRed`) is keyed by its obligation
+    and key only: it wakes once per invariant and key, not again with every merge that leaves it red."""
+    red = {r["text"]: (r["obligation"], r["key"]) for r in status.get("trunkRed", [])}
     out = []
     for item in status.get("needsYou", []):
         node, reason, command = item["node"], item["reason"], item["command"]
         if live and _verb(command) in DRIVER_VERBS and not command.startswith("owed attest --genesis"):
+            continue
+        if reason in red:
+            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", *red[reason])))
+            continue
+        if _verb(command) == "answer" and item.get("seq") is not None:  # an open question (`owed ask`): once
+            out.append(Fact("question", node, reason, command, fingerprint("question", node, item["seq"])))
             continue
         kind = "trunk-moved" if node == "trunk" and _verb(command) == "adopt" else "needs"
         touched = state.trunk_seq if node == "trunk" else _touched(state, node)
@@ -133,13 +142,15 @@ def needs_facts(state, status: dict, live: bool) -> list[Fact]:
 
 
 def trunk_red_facts(state, status: dict) -> list[Fact]:
+    """Invariants red on trunk that the status record lists only under `invariants` (no `trunkRed` entry)."""
+    listed = {r["obligation"] for r in status.get("trunkRed", [])}
     out = []
     for inv in status.get("invariants", []):
-        if inv["verdict"] in ("fail", "conflict"):
-            node = f"inv:{inv['id']}"
+        node = f"inv:{inv['id']}"
+        if inv["verdict"] in ("fail", "conflict") and node not in listed:
             reason = f"{node} red on trunk (obs #{inv['seq']}); not caused by an open node"
-            command = f"owed why trunk; owed sweep --commit {state.trunk_commit[:12]}"
-            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", inv["id"], inv["key"])))
+            command = f"owed why {node} · owed sweep --commit {state.trunk_commit[:12]}"
+            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", node, inv["key"])))
     return out
 
 
@@ -162,10 +173,12 @@ def exit_fact(driver: dict) -> list[Fact]:
 
 
 def facts(state, plan, status: dict, driver: dict) -> list[Fact]:
-    """Every fact standing now, deduplicated by (node, command), halts first."""
+    """Every fact standing now, deduplicated by (node, command): halts, the ledger's Needs-you items, invariants
+    red on trunk, then the driver's notices (questions and the like), idle, the driver's exit."""
     live = bool(driver.get("live"))
-    found = (halt_facts(state) + notice_facts(state, driver.get("notices", [])) + needs_facts(state, status, live)
-             + trunk_red_facts(state, status))
+    ledger = halt_facts(state) + needs_facts(state, status, live) + trunk_red_facts(state, status)
+    said = {f.reason for f in ledger}  # a driver notice of a fact the ledger shows already is that fact
+    found = ledger + [f for f in notice_facts(state, driver.get("notices", [])) if f.reason not in said]
     found += (idle_fact(state, status, driver) if not found else []) + exit_fact(driver)
     out: list[Fact] = []
     keys: set[tuple[str, str]] = set()

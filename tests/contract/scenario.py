@@ -112,6 +112,7 @@ def walk(root: Path) -> Walk:
     w.call("idle", "idle", code=3)
     w.call("wait", "wait", "--timeout", "0")
     w.call("wait (nothing new)", "wait", "--since", w.docs["wait"]["cursor"], "--timeout", "0", code=3)
+    w.call("skill", "skill", "--format", "agents-md")
     w.call("sweep", "sweep", "--no-lease")
     w.call("decoy digest", "decoy", "digest", str(_decoys(root)))
     w.call("decoy commit", "decoy", "commit", w.docs["decoy digest"]["digest"])

@@ -127,3 +127,41 @@ def test_a_driver_killed_with_sigkill_wakes_a_waiting_wait(tmp_path):
             d.kill()
             d.wait()
         survivors(f"sleep 60.{mark}", timeout=0)  # the agent run outlives a SIGKILLed driver by design: end it
+
+
+def test_a_waiting_wait_sleeps_instead_of_polling_busily(tmp_path):
+    import os
+
+    repo = make(tmp_path, agent="true", only=("c",), review=False)
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    cursor = json.loads(owed(repo, "wait", "--json").stdout)["cursor"]
+    p = subprocess.Popen([sys.executable, "-m", "owed", "wait", "--since", cursor, "--timeout", "4"], cwd=repo,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 3
+    cpu = usage.ru_utime + usage.ru_stime
+    assert cpu < 1.5, cpu  # start-up and one check; then one stat pass a second for 4 s, not a busy loop
+
+
+def test_a_question_asked_by_a_driver_run_wakes_with_its_answer_command(tmp_path):
+    repo = make(tmp_path, agent="owed ask \"$OWED_NODE\" 'which port?'", only=("c",), review=False)
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    d = _start_driver(repo)
+    try:
+        cursor, doc = None, {}
+        for _ in range(10):
+            r = owed(repo, "wait", "--json", "--timeout", "60", *(["--since", cursor] if cursor else []))
+            assert r.returncode == 0, r.stdout + r.stderr
+            doc = json.loads(r.stdout)
+            cursor = doc["cursor"]
+            if any(f["kind"] == "question" for f in doc["facts"]):
+                break
+        q = next(f for f in doc["facts"] if f["kind"] == "question")
+        assert q["node"] == "c" and "which port?" in q["reason"] and q["command"].startswith("owed answer c --qid ")
+        assert f"Needs you: c — {q['reason']} → {q['command']}" in doc["message"]
+        again = owed(repo, "wait", "--since", cursor, "--timeout", "1.5", "--json")
+        assert again.returncode == 3 or all(f["kind"] != "question" for f in json.loads(again.stdout)["facts"])
+    finally:
+        owed(repo, "drive", "--stop")
+        d.wait(timeout=60)

@@ -23,7 +23,7 @@ from tests.conftest import git, make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 # The long-running process commands print their own lines (the loop's events, the demo, the scripted agent).
-PROCESS_COMMANDS = {"demo", "script", "preset"}  # they run an agent or a walk, not one op
+PROCESS_COMMANDS = {"demo", "script", "preset", "mcp"}  # they run an agent, a walk or a server, not one op
 
 
 def _handlers():

@@ -87,3 +87,34 @@ def test_a_bad_cursor_is_refused(text):
 def test_cursor_round_trip():
     c = wake.Cursor(5, ("0123456789", "abcdefabcd"))
     assert wake.Cursor.parse(str(c)) == c and wake.Cursor.parse("w1.0.") == wake.Cursor(0, ())
+
+
+def test_a_trunk_red_invariant_wakes_once_per_invariant_and_key_and_its_driver_notice_is_the_same_fact():
+    text = "inv:unit red on trunk since merge #7 (t1); not caused by any open node"
+    status = {"needsYou": [{"node": "trunk", "reason": text, "command": "owed edit --invariant unit ... · owed sweep"}],
+              "trunkRed": [{"obligation": "inv:unit", "key": "k1", "text": text}], "inProgress": [], "ready": []}
+    notice = {"node": "inv:unit", "reason": text, "command": "owed sweep", "seq": 19}
+    st = _state()
+    fs = wake.facts(st, None, status, {"live": True, "notices": [notice]})
+    assert [(f.kind, f.node) for f in fs] == [("trunk-red", "trunk")]
+    new, cur = wake.deliver(fs, None, 20)
+    st.trunk_seq = 25  # another merge: still red on the same key, and the text says a later merge
+    status["needsYou"][0]["reason"] = status["trunkRed"][0]["text"] = text.replace("#7", "#25")
+    assert wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 26)[0] == []
+    status["trunkRed"][0]["key"] = "k2"  # a new key (the invariant changed): a new fact
+    assert len(wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 27)[0]) == 1
+
+
+def test_an_open_question_wakes_once_beside_the_halt_and_drops_out_when_answered():
+    status = {"needsYou": [{"node": "a", "reason": "asking: which port? (#14)", "command": "owed answer a --qid q1 \"…\"",
+                            "seq": 14, "qid": "q1"}], "inProgress": [{"node": "a"}], "ready": []}
+    st = _state(a=_halted())
+    fs = wake.facts(st, None, status, LIVE)
+    assert [(f.kind, f.command) for f in fs] == [("halt", "owed resume a --note \"...\""),
+                                                ("question", "owed answer a --qid q1 \"…\"")]
+    new, cur = wake.deliver(fs, None, 20)
+    st.nodes["a"].touched = 17  # another entry on the node: the question is the same fact
+    st.nodes["a"].halt = None
+    assert wake.deliver(wake.facts(st, None, status, LIVE), cur, 21)[0] == []
+    status["needsYou"] = []  # answered
+    assert wake.facts(st, None, status, LIVE) == []

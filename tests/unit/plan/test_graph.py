@@ -46,3 +46,20 @@ def test_deep_chain_needs_no_recursion():
 def test_a_cyclic_blob_still_gets_a_total_order():
     plan = Plan(trunk="m", nodes=(Node(id="a", deps=("b",)), Node(id="b", deps=("a",)), Node(id="c")))
     assert topo_order(plan) == ["c", "a", "b"]
+
+
+def test_dependents_are_computed_once_per_plan_object_and_never_shared_between_plans():
+    import gc
+
+    from owed.plan import graph
+
+    p = diamond()
+    first = dependents(p)
+    assert dependents(p) is first  # the same plan object: the same answer, not recomputed
+    q = Plan(trunk="main", nodes=(Node(id="a"), Node(id="b", deps=("a",))))
+    assert dependents(q) == {"a": frozenset({"b"}), "b": frozenset()}
+    assert dependents(p) is first
+    n = len(graph._DEPENDENTS)
+    del q
+    gc.collect()
+    assert len(graph._DEPENDENTS) == n - 1  # a plan that is gone leaves no entry
