@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -13,13 +12,16 @@ if TYPE_CHECKING:
     from owed.state import State
 
 
-@dataclass
 class Context:
-    cwd: str
-    repo: Repo
-    ledger: Ledger
-    state: State
-    plan: Plan
+    """A plain class, not a dataclass: `dataclasses` imports `inspect` (~5 ms of every read command)."""
+
+    __slots__ = ("cwd", "repo", "ledger", "state", "plan")
+
+    def __init__(self, cwd: str, repo: Repo, ledger: Ledger, state: State, plan: Plan | None):
+        self.cwd, self.repo, self.ledger, self.state, self.plan = cwd, repo, ledger, state, plan
+
+    def __repr__(self) -> str:
+        return f"Context(cwd={self.cwd!r}, repo={self.repo!r}, seq={self.state.seq})"
 
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
