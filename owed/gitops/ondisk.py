@@ -57,7 +57,7 @@ def _plain_config(common_dir: str) -> bool:
 def _mine(*paths: str) -> bool:
     uid = os.geteuid()
     try:
-        return all(os.lstat(p).st_uid == uid for p in paths)
+        return all(os.stat(p).st_uid == uid for p in paths)
     except OSError:
         return False
 
@@ -207,6 +207,8 @@ def branch_worktree(common_dir: str, main: str, branch: str) -> str | None | Any
         head = _head_branch(wdir)
         if head is ASK_GIT:
             return ASK_GIT
-        if head == branch and found is None:
+        if head == branch:
+            if found is not None:
+                return ASK_GIT  # checked out twice (--force): which one git lists first is git's business
             found = where[: -len("/.git")]
     return found

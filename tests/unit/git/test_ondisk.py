@@ -146,3 +146,11 @@ def test_a_repository_owned_by_another_user_is_left_to_git(repo):
         assert ondisk.discover(str(repo.path)) is ondisk.ASK_GIT  # git's safe.directory rules decide
     finally:
         os.chown(repo.path, 0, 0)
+
+
+def test_a_branch_checked_out_in_two_linked_worktrees_is_left_to_git(repo, tmp_path):
+    repo.git("branch", "side")
+    repo.git("worktree", "add", "-q", str(tmp_path / "one"), "side")
+    repo.git("worktree", "add", "-q", "--force", str(tmp_path / "two"), "side")
+    assert ondisk_worktree(repo, "side") is ondisk.ASK_GIT
+    assert git_branch_worktree(repo, "side") in (os.path.realpath(tmp_path / "one"), os.path.realpath(tmp_path / "two"))
