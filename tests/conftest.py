@@ -100,6 +100,7 @@ def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
 SERIAL_FILES = (
     "tests/runner/test_timeout.py",  # timeouts of 0.3-0.8 s, grace windows measured against the clock
     "tests/runner/test_cancel.py",  # shielded, bounded cleanup: the bound is asserted in seconds
+    "tests/e2e/test_children_die.py",  # a killed owed's check must be gone within 1-2.5 s
 )
 
 
