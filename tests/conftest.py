@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -25,6 +28,13 @@ os.environ.update(
 for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC", "OWED_RUN_ID", "OWED_ROLE", "OWED_NODE",
            "OWED_RAIL_TOKEN", "OWED_RUN_DIR"):
     os.environ.pop(_k, None)
+# An empty HOME of the test session's own: checks, setups and agents run in a login shell (`bash -lc`, the
+# default exec.shell), which reads $HOME's profile, and a developer's (here: root's `pyenv init`) costs
+# ~140 ms of CPU per shell (~4 ms without), thousands of times a suite. Tests of the login profile give
+# the shell a HOME of their own (tests/runner/test_shell.py); nothing may depend on the machine's.
+_HOME = tempfile.mkdtemp(prefix="owed-test-home-")
+os.environ["HOME"] = _HOME
+atexit.register(shutil.rmtree, _HOME, True)
 # tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(Path(__file__).resolve().parent / "standin"), *filter(None, [os.environ.get("PYTHONPATH")])])
