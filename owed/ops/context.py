@@ -17,7 +17,7 @@ class Context:
 
     __slots__ = ("cwd", "repo", "ledger", "state", "plan")
 
-    def __init__(self, cwd: str, repo: Repo, ledger: Ledger, state: State, plan: Plan | None):
+    def __init__(self, cwd: str, repo: Repo, ledger: Ledger, state: State, plan: Plan):
         self.cwd, self.repo, self.ledger, self.state, self.plan = cwd, repo, ledger, state, plan
 
     def __repr__(self) -> str:
