@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -25,6 +28,13 @@ os.environ.update(
 for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC", "OWED_RUN_ID", "OWED_ROLE", "OWED_NODE",
            "OWED_RAIL_TOKEN", "OWED_RUN_DIR"):
     os.environ.pop(_k, None)
+# An empty HOME of the test session's own: checks, setups and agents run in a login shell (`bash -lc`, the
+# default exec.shell), which reads $HOME's profile, and a developer's (here: root's `pyenv init`) costs
+# ~140 ms of CPU per shell (~4 ms without), thousands of times a suite. Tests of the login profile give
+# the shell a HOME of their own (tests/runner/test_shell.py); nothing may depend on the machine's.
+_HOME = tempfile.mkdtemp(prefix="owed-test-home-")
+os.environ["HOME"] = _HOME
+atexit.register(shutil.rmtree, _HOME, True)
 # tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(Path(__file__).resolve().parent / "standin"), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -90,3 +100,38 @@ def wait_for(predicate, timeout: float = 15.0, what: str = "condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+# --- running on several workers (scripts/test: pytest-xdist, then a serial pass) --------------------------
+
+# Test files whose assertions are about time (sub-second timeouts, grace periods, kill latencies): they run
+# in scripts/test's second pass, alone, so the other worker's load cannot stretch their clocks. A single
+# test can say the same with @pytest.mark.serial.
+SERIAL_FILES = (
+    "tests/runner/test_timeout.py",  # timeouts of 0.3-0.8 s, grace windows measured against the clock
+    "tests/runner/test_cancel.py",  # shielded, bounded cleanup: the bound is asserted in seconds
+    "tests/e2e/test_children_die.py",  # a killed owed's check must be gone within 1-2.5 s
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        try:
+            rel = Path(item.fspath).resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        if rel in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """With OWED_TEST_COUNTS=<file>: append this run's counts as one line `passed failed skipped errors`
+    (scripts/test adds up its two passes into one closing line)."""
+    path = os.environ.get("OWED_TEST_COUNTS")
+    if not path or hasattr(config, "workerinput"):
+        return
+    st = terminalreporter.stats
+    n = [len(st.get(k, [])) for k in ("passed", "failed", "skipped", "error")]
+    with open(path, "a") as f:
+        f.write(" ".join(map(str, n)) + "\n")

@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"owed {__version__}\n")
         return 0
     json_mode = "--json" in args
+    from owed.cli import lean
+
+    lean.arm()  # before the first msgspec import: msgspec without typing_extensions (owed/cli/lean.py)
     from owed.cli.run import OutputFailed, recorded_seqs, run
 
     _lenient(sys.stdout)

@@ -2,6 +2,7 @@
 
 Map:
   RepoBase.discover(path)      from any path inside a worktree (main or linked) -> repository handle
+                               (read from .git files by gitops/ondisk.py where it can, else `git rev-parse`)
   .toplevel                    the worktree that contained `path` (physical path)
   .git_dir / .common_dir       per-worktree git dir / shared common dir (absolute, physical)
   .main_worktree               top level of the main worktree, the same from every linked worktree
@@ -20,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 
 from owed.errors import UsageError
-from owed.gitops import proc
+from owed.gitops import ondisk, proc
 
 PathLike = str | os.PathLike
 
@@ -58,6 +59,9 @@ class RepoBase:
             raise UsageError(f"{p} does not exist")
         if not p.is_dir():
             p = p.parent
+        found = ondisk.discover(str(p))  # git's own files where their layout is plain; else git answers
+        if found is not ondisk.ASK_GIT:
+            return cls(*found)
         args = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"]
         r = proc.run(args, p, ok=(0, 128))
         lines = r.out.decode("utf-8", "surrogateescape").splitlines()
@@ -75,6 +79,8 @@ class RepoBase:
         # agrees on the common dir and calls that directory its top level (not so for bare repositories,
         # --separate-git-dir layouts or submodules, which are refused rather than guessed).
         d = self.common_dir.parent
+        if ondisk.discover(str(d)) == (str(d), str(self.common_dir), str(self.common_dir)):
+            return d
         r = proc.run(
             ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"], d, ok=(0, 128)
         )

@@ -23,12 +23,10 @@ not redirect calls made with `cwd=<some worktree>`.
 from __future__ import annotations
 
 import os
-import selectors
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from owed.errors import Internal, Refused
 
@@ -114,7 +112,10 @@ def _pump(
     timeout: float,
 ) -> tuple[int, bytes]:
     """Run git, feed stdout chunks to `sink`, return (exit code, stderr tail). Always reaps the child."""
-    stdin = subprocess.DEVNULL
+    import selectors  # here, not at import: read paths that answer from git's files start no child
+    import subprocess
+
+    stdin: int | IO[bytes] = subprocess.DEVNULL
     tmp = None
     if input is not None:
         # A temp file instead of a pipe: no write/read deadlock however large input and output are.

@@ -18,7 +18,7 @@ an expected outcome (the caller retries or refuses), hence a bool; other failure
 
 from __future__ import annotations
 
-from owed.gitops import proc
+from owed.gitops import ondisk, proc
 from owed.gitops.base import RepoBase
 
 
@@ -42,7 +42,8 @@ class RefsMixin(RepoBase):
         return None
 
     def branch_oid(self, branch: str) -> str | None:
-        return self.ref_oid(f"refs/heads/{branch}")
+        found = ondisk.branch_oid(str(self.common_dir), branch)  # the loose ref or packed-refs, where plain
+        return self.ref_oid(f"refs/heads/{branch}") if found is ondisk.ASK_GIT else found
 
     def is_ancestor(self, a: str, b: str) -> bool:
         return self._git(["merge-base", "--is-ancestor", a, b], ok=(0, 1)).code == 0

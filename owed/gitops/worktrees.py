@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from owed.errors import Refused
-from owed.gitops import proc
+from owed.gitops import ondisk, proc
 from owed.gitops.base import PathLike, RepoBase, _real, decode_path
 
 
@@ -73,6 +73,9 @@ class WorktreesMixin(RepoBase):
         return result
 
     def worktree_with_branch(self, branch: str) -> Path | None:
+        found = ondisk.branch_worktree(str(self.common_dir), str(self.main_worktree), branch)
+        if found is not ondisk.ASK_GIT:
+            return None if found is None else Path(found)
         for wt in self.worktree_list():
             if wt.branch == branch:
                 return wt.path

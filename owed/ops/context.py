@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -81,13 +80,16 @@ def _ledger(root):
     return warm[key]
 
 
-@dataclass
 class Context:
-    cwd: str
-    repo: Repo
-    ledger: Ledger
-    state: State
-    plan: Plan
+    """A plain class, not a dataclass: `dataclasses` imports `inspect` (~5 ms of every read command)."""
+
+    __slots__ = ("cwd", "repo", "ledger", "state", "plan")
+
+    def __init__(self, cwd: str, repo: Repo, ledger: Ledger, state: State, plan: Plan):
+        self.cwd, self.repo, self.ledger, self.state, self.plan = cwd, repo, ledger, state, plan
+
+    def __repr__(self) -> str:
+        return f"Context(cwd={self.cwd!r}, repo={self.repo!r}, seq={self.state.seq})"
 
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:

@@ -122,13 +122,15 @@ def _setup(ctx: Context, wt: Path, undo: _Rollback) -> str | None:
 
 def _reclaim(repo, branch: str, base: str, wt: Path) -> bool:
     """Remove the remains of a dispatch that died before its entry was recorded (a killed driver): the
-    branch still at the base, checked out nowhere but the expected worktree, which is clean. Nothing of
-    anyone's work is lost; anything else is left alone and refused."""
+    branch still at the base, checked out nowhere but the expected worktree, with no tracked change. Its
+    untracked files are the slot setup's output (no entry, so no writer was ever given the worktree).
+    Nothing of anyone's work is lost; anything else is left alone and refused."""
     if repo.branch_oid(branch) != base:
         return False
     where = repo.worktree_with_branch(branch)
     if where is not None:
-        if os.path.realpath(where) != os.path.realpath(wt) or not repo.is_clean(where) or repo.head(where) != base:
+        tracked = repo.worktree_status(where, "no")  # --untracked-files=no: tracked changes only
+        if os.path.realpath(where) != os.path.realpath(wt) or tracked or repo.head(where) != base:
             return False
         repo.remove_worktree(where, force=True)
         shutil.rmtree(where, ignore_errors=True)

@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from tests.conftest import git
+from tests.helpers.ledger import entries
 
 COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
 
@@ -81,10 +82,6 @@ def make(tmp_path: Path, script=SCRIPT, agent: str | None = None, **kw) -> Path:
 def owed(repo, *args, timeout=180, **kw):
     return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True,
                           timeout=timeout, **kw)
-
-
-def entries(repo) -> list[dict]:
-    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
 
 
 def log_lines(repo) -> list[dict]:

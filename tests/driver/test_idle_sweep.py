@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import uuid
 import psutil
 
 from tests.conftest import git, make_repo, wait_for
+from tests.helpers.ledger import entries as _ledger
 
 DRIVE = textwrap.dedent("""\
     version: 1
@@ -35,10 +35,6 @@ def _alive(mark: str) -> list:
         except psutil.Error:
             pass
     return out
-
-
-def _ledger(repo) -> list[dict]:
-    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
 
 
 def _owed(repo, *args):

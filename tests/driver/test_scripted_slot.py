@@ -4,10 +4,10 @@ records its review through `owed review`; the ledger has both."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from tests.conftest import git
 from tests.driver.conftest import PY, wait_state
+from tests.helpers.ledger import entries as ledger
 
 SCRIPT = {
     "greeting": {
@@ -17,10 +17,6 @@ SCRIPT = {
 }
 WRITER = "owed:0123456789ab:greeting:1:writer"
 REVIEWER = "owed:0123456789ab:greeting:1:reviewer:1"
-
-
-def ledger(repo: Path) -> list[dict]:
-    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
 
 
 def test_writer_submits_and_reviewer_reviews_in_a_real_slot(owed, repo, pool, tmp_path):

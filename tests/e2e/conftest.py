@@ -10,13 +10,12 @@ command line contains `text`, to prove that no process of a check outlives its m
 from __future__ import annotations
 
 from tests.conftest import wait_for  # noqa: F401  (re-exported for the tests here)
+from tests.helpers.procs import marked, marker, survivors  # noqa: F401  (re-exported for the tests here)
 
 import contextlib
 import json
 import subprocess
 import textwrap
-import time
-import uuid
 from pathlib import Path
 
 import psutil
@@ -142,11 +141,6 @@ def flow(tmp_path):
 # --- processes -------------------------------------------------------------------------------------------
 
 
-def marker() -> str:
-    """A unique number for a command line, e.g. `sleep 300.<marker>` (GNU sleep takes fractions)."""
-    return str(uuid.uuid4().int % 10**9).rjust(9, "1")
-
-
 @pytest.fixture
 def mark():
     """A unique marker for this test's command lines; whatever still carries it at teardown (a test that
@@ -156,29 +150,3 @@ def mark():
     for p in marked(m):
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
-
-
-def marked(text: str) -> list[psutil.Process]:
-    """Live (not zombie) processes whose command line contains `text`."""
-    out = []
-    for p in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if p.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if text in " ".join(p.info["cmdline"] or ()):
-                out.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return out
-
-
-
-
-def survivors(text: str, timeout: float = 2.0) -> list[psutil.Process]:
-    """The processes with `text` still alive after up to `timeout` s (reaping may lag a moment)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = marked(text)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)

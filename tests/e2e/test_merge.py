@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.conftest import git, make_repo
+from tests.helpers.ledger import entries as ledger
 
 
 def plan(inv_run: str = "test ! -f bad.txt", inv_timeout: int = 30) -> str:
@@ -26,10 +27,6 @@ def plan(inv_run: str = "test ! -f bad.txt", inv_timeout: int = 30) -> str:
           - id: y
             writes: [y.txt, shared.txt]
         """)
-
-
-def ledger(repo) -> list[dict]:
-    return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
 
 
 def accepted(owed, repo, node: str, files: dict[str, str], *, overlap: bool = False):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ def test_checks_and_an_invariant_run_in_the_mirror(sshd, flow, mark):
     here = 'case "$PWD" in */.cache/owed-remote/*) test ! -e .git ;; *) false ;; esac'
     # A root relative to the remote home, like the default (the far side is this machine, as root).
     root = f".cache/owed-remote-test-{mark}"
-    mirrors = Path(os.path.expanduser("~")) / root
+    mirrors = Path(pwd.getpwuid(os.getuid()).pw_dir) / root  # sshd's home for us (tests run with their own HOME)
     wrap = f"OWED_SSH_ROOT={root} {WRAP}/ssh -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}"
     try:
         obs = measure_through_wrapper(flow, wrap, here.replace(".cache/owed-remote", root), mark)

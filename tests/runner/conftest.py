@@ -12,6 +12,7 @@ import psutil
 import pytest
 
 import runner
+from tests.helpers.procs import alive  # noqa: F401  (re-exported for the tests here)
 
 
 def _trio(spec):
@@ -29,13 +30,6 @@ EXECUTORS = {"sync": runner.run_sync, "trio": _trio, "asyncio": _asyncio}
 def execute(request):
     """Run a RunSpec to an Outcome with each executor in turn (sync, trio, asyncio)."""
     return EXECUTORS[request.param]
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE  # killed orphans linger as zombies briefly
-    except psutil.NoSuchProcess:
-        return False
 
 
 def read_pids(path: Path, expect: int, within: float = 3.0) -> list[int]:

@@ -109,14 +109,13 @@ def test_a_finished_owed_leaves_no_guardian_zombie_with_its_subreaper(tmp_path):
     At their normal exit they reap it, so none re-parents to us and stays here as a zombie."""
     import psutil
 
-    def zombies() -> set[int]:  # other tests of this session may have left theirs: only new ones count
-        return {p.pid for p in psutil.Process().children() if p.status() == psutil.STATUS_ZOMBIE}
+    from tests.helpers.procs import new_zombies_of_mine, zombies_of_mine
 
     runner.run_sync(RunSpec(["true"], cwd=tmp_path, timeout_s=5))  # we are a subreaper now
-    before = zombies()
+    before = zombies_of_mine()  # other tests of this session may have left theirs: only new ones count
     code = "import runner; runner.run_sync(runner.RunSpec(['true'], cwd='.', timeout_s=5))"
     for _ in range(3):
         subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True)
     time.sleep(0.3)
-    new = zombies() - before
+    new = new_zombies_of_mine(before)
     assert new == set(), [(p, psutil.Process(p).name()) for p in new]

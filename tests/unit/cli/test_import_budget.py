@@ -13,6 +13,11 @@ import pytest
 from tests.conftest import Cli, make_repo
 
 FORBIDDEN = ("yaml", "ruamel", "trio", "anyio", "psutil", "driver", "typer", "click")
+# Also kept off the commands that answer from the ledger and git's files alone (owed/cli/lean.py: msgspec
+# without typing_extensions; gitops/ondisk.py: no git child, so no subprocess; no dataclasses, which
+# import inspect).
+LEAN = ("typing_extensions", "inspect", "dataclasses", "subprocess")
+LEAN_READS = [["status"], ["status", "--json"], ["why", "greeting"], ["why", "greeting", "--json"], ["verify"]]
 
 READS = [
     ["status"],
@@ -58,6 +63,24 @@ def test_read_paths_stay_lean(repo, args):
     assert names, "no importtime report: the test would prove nothing"
     heavy = sorted(n for n in names if n.split(".")[0] in FORBIDDEN)
     assert not heavy, f"owed {' '.join(args)} imported {heavy}"
+
+
+def loaded(cwd, args: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """The modules a child running `owed <args>` holds at its end (importtime would also list the import
+    that owed/cli/lean.py refuses to msgspec)."""
+    code = ("import sys; from owed.cli import main; rc = main(sys.argv[1:]); "
+            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n'); raise SystemExit(rc)")
+    r = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    last = r.stderr.rstrip().rsplit("\n", 1)[-1]
+    return r, set(last.split()[1:]) if last.startswith("MODULES ") else set()
+
+
+@pytest.mark.parametrize("args", LEAN_READS, ids=" ".join)
+def test_status_why_verify_import_neither_typing_extensions_nor_subprocess(repo, args):
+    r, names = loaded(repo, args)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "msgspec" in names, "the command decoded nothing: the test would prove nothing"
+    assert not sorted(set(LEAN) & names), f"owed {' '.join(args)} imported {sorted(set(LEAN) & names)}"
 
 
 def test_the_budget_detects_a_heavy_import(repo):

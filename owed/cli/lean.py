@@ -1,0 +1,38 @@
+"""msgspec without typing_extensions: ~8 ms of every command that decodes a ledger (issue 15).
+
+msgspec's `_utils` imports `typing_extensions` for two things only, each inside a try/except that falls
+back to the standard library: `get_type_hints` (on Python >= 3.11, called with include_extras=True as
+msgspec does, typing_extensions' version *is* `typing.get_type_hints`) and `Required` / `NotRequired`
+(on 3.11+ typing_extensions re-exports typing's). typing_extensions itself costs ~8 ms, most of it
+`inspect` (ast, dis, tokenize). `arm()` installs a finder that refuses `typing_extensions` to
+msgspec._utils alone, so msgspec takes its own fallback; every other importer (typer on the slow path)
+gets the real module. tests/unit/cli/test_lean.py checks that msgspec sees the same type hints for every
+Struct owed defines either way, and the import-budget test that read paths stay without it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_DENIED_TO = "msgspec._utils"
+
+
+class _NoTypingExtensionsForMsgspec:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "typing_extensions":
+            return None
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_globals.get("__name__") == _DENIED_TO:
+                raise ImportError("typing_extensions is not needed by msgspec on this Python (owed.cli.lean)")
+            f = f.f_back
+        return None
+
+
+def arm() -> None:
+    """Before msgspec is first imported, in a process that owed's CLI starts (never when it is imported)."""
+    if "msgspec" in sys.modules or sys.version_info < (3, 11):
+        return
+    if not any(isinstance(f, _NoTypingExtensionsForMsgspec) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoTypingExtensionsForMsgspec())
