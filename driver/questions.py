@@ -1,7 +1,8 @@
 """Questions in the driver's policy (pure): what a node with `owed ask` questions does, and the notices.
 
-- `question_due(rec, runs, node, attempt)`: an open question → the node waits (nothing is sent, nothing
-  halts: an asking run's end is never "ended without submitting"); an answered question whose run has not
+- `question_due(rec, runs, node, attempt)`: an open question → the node waits (a `wait` action: nothing is
+  sent, nothing halts, an asking run's end is never "ended without submitting", and a foreground driver
+  stays to remind and to deliver the answer); an answered question whose run has not
   had it yet → once that run has ended, one `answer` follow-up to that run (its answers as the detail);
   otherwise None (the rest of the policy decides).
 - `question_notices(state, plan, open_nodes, now)`: one notice per asking node with the exact answer command;
@@ -23,8 +24,8 @@ def question_due(rec, runs: dict, node_id: str, attempt: int) -> list | None:
 
     if not rec.questions:
         return None
-    if any(q.answered is None for q in rec.questions):
-        return []
+    if any(q.answered is None for q in rec.questions):  # the driver stays to deliver the answer and remind
+        return [Action("wait", node_id, attempt, reason="asking")]
     for q in rec.questions:
         run = rec.runs.get(q.rid)
         if run is None or any(s > q.answered and r == "answer" for s, r in zip(run.sends, run.reasons)):

@@ -4,6 +4,10 @@ never "ended without submitting"; `drive.answer_grace_s` reminds once. Real CLI,
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 from tests.conftest import git
 from tests.driver.standins import doc, kinds, make, messages, node, ok, owed
 
@@ -25,27 +29,56 @@ REVIEW_OK = """\
 """
 
 
+def _drive(repo) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "owed", "drive"], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _until(cond, timeout: float = 90.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("condition never reached")
+
+
+def _finish(p: subprocess.Popen, timeout: float = 120.0) -> str:
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, (out, err)
+    return out
+
+
 def test_ask_then_answer_round_trip_through_the_driver(tmp_path):
     repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
-    r = owed(repo, "drive")
-    assert r.returncode == 0, r.stdout + r.stderr
-    [ask] = kinds(repo, "ask")
-    assert (ask["node"], ask["qid"], ask["text"], ask["by"]) == ("a", "q1", "Which greeting?", "writer:a#1")
-    assert kinds(repo, "halt") == [] and kinds(repo, "send") == []  # not "ended without submitting"
-    assert f'asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"' in r.stdout  # the notice
-    line = f'a: asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"'
-    status = ok(repo, "status")
-    assert "Needs you (1):\n  " + line in status
-    st = doc(repo, "status")
-    assert st["needsYou"][0]["qid"] == "q1" and st["needsYou"][0]["seq"] == ask["seq"]
-    assert st["inProgress"][0]["phase"] == f"asking: Which greeting? (#{ask['seq']})"
-    assert line in ok(repo, "brief")
-    assert "Needs you: asking: Which greeting?" in ok(repo, "why", "a")
-
-    ok(repo, "answer", "a", "--qid", "q1", "hola")
-    assert doc(repo, "status")["needsYou"] == []
-    r = owed(repo, "drive")
-    assert r.returncode == 0, r.stdout + r.stderr
+    p = _drive(repo)
+    try:
+        [ask] = _until(lambda: kinds(repo, "ask"))
+        assert (ask["node"], ask["qid"], ask["text"], ask["by"]) == ("a", "q1", "Which greeting?", "writer:a#1")
+        line = f'a: asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"'
+        status = ok(repo, "status")
+        assert "Needs you (1):\n  " + line in status
+        st = doc(repo, "status")
+        assert st["needsYou"][0]["qid"] == "q1" and st["needsYou"][0]["seq"] == ask["seq"]
+        assert st["inProgress"][0]["phase"] == f"asking: Which greeting? (#{ask['seq']})"
+        assert line in ok(repo, "brief")
+        assert "Needs you: asking: Which greeting?" in ok(repo, "why", "a")
+        time.sleep(2)  # the asking run has ended: the driver waits for the answer (no follow-up, no halt, no exit)
+        assert p.poll() is None and kinds(repo, "halt") == [] and kinds(repo, "send") == []
+        ok(repo, "answer", "a", "--qid", "q1", "hola")
+        assert doc(repo, "status")["needsYou"] == []
+        out = _finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert f'asking: Which greeting? (#{ask["seq"]}) → owed answer a --qid q1 "…"' in out  # the notice
     [send] = kinds(repo, "send")
     assert send["reason"] == "answer" and send["rid"] == ask["rid"]
     assert 'q1 (#%d) "Which greeting?": hola' % ask["seq"] in messages(repo, "a")[1]
@@ -65,17 +98,29 @@ def test_ask_outside_a_driver_run_is_refused_and_records_nothing(tmp_path):
     assert len(kinds(repo, "rule")) + len(kinds(repo, "ask")) == before
 
 
+def _asked_then_answered(repo) -> str:
+    p = _drive(repo)
+    try:
+        _until(lambda: kinds(repo, "ask"))
+        time.sleep(6)  # several passes while the question is open
+        ok(repo, "answer", "a", "hola")
+        return _finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def test_answer_grace_reminds_once_per_question(tmp_path):
     repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1),
                 drive_extra="answer_grace_s: 0\n")
-    r = owed(repo, "drive")
-    assert r.returncode == 0, r.stderr
+    out = _asked_then_answered(repo)
     [ask] = kinds(repo, "ask")
-    assert r.stdout.count(f"reminder: still asking: Which greeting? (#{ask['seq']}) → owed answer a --qid q1") == 1
+    assert out.count(f"reminder: still asking: Which greeting? (#{ask['seq']}) → owed answer a --qid q1") == 1
     (tmp_path / "other").mkdir()
     quiet = make(tmp_path / "other", writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
-    r = owed(quiet, "drive")
-    assert "asking: Which greeting?" in r.stdout and "reminder" not in r.stdout
+    out = _asked_then_answered(quiet)
+    assert out.count("asking: Which greeting?") == 1 and "reminder" not in out
 
 
 ASKING_REVIEWER = """\
@@ -90,18 +135,23 @@ def test_a_reviewer_asks_gets_the_answer_with_its_packet_and_the_node_merges(tmp
     from tests.driver.standins import WRITE_AND_SUBMIT
 
     repo = make(tmp_path, writer=WRITE_AND_SUBMIT, reviewer=ASKING_REVIEWER, nodes=node("a", reviews=1))
-    r = owed(repo, "drive")
-    assert r.returncode == 0, r.stdout + r.stderr
-    [ask] = kinds(repo, "ask")
-    assert ask["by"] == "reviewer:drive-a-1-1" and ask["rid"].endswith(":reviewer:1")
-    assert kinds(repo, "halt") == [], "an asking reviewer's end is not 'review missing'"
-    assert doc(repo, "status")["needsYou"][0]["command"] == 'owed answer a --qid q1 "…"'
-    ok(repo, "answer", "a", "yes, one line")  # the only open question: no --qid needed
-    r = owed(repo, "drive")
-    assert r.returncode == 0, r.stdout + r.stderr
+    p = _drive(repo)
+    try:
+        [ask] = _until(lambda: kinds(repo, "ask"))
+        assert ask["by"] == "reviewer:drive-a-1-1" and ask["rid"].endswith(":reviewer:1")
+        assert doc(repo, "status")["needsYou"][0]["command"] == 'owed answer a --qid q1 "…"'
+        time.sleep(2)
+        assert kinds(repo, "halt") == [], "an asking reviewer's end is not 'review missing'"
+        ok(repo, "answer", "a", "yes, one line")  # the only open question: no --qid needed
+        _finish(p)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     [send] = kinds(repo, "send")
     assert send["reason"] == "answer" and send["rid"] == ask["rid"]
     text = messages(repo, "a")[-1]
     assert text.startswith("What is new: the parent answered your question:") and "yes, one line" in text
     assert "You are an independent reviewer" in text
+    assert [launch["role"] for launch in kinds(repo, "launch")] == ["writer", "reviewer"]
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
