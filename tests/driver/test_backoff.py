@@ -29,3 +29,26 @@ def test_a_resume_after_the_environment_failure_starts_again_at_once():
     assert b.active() == {"a"}
     b.resumed(SimpleNamespace(nodes={"a": SimpleNamespace(epoch=8)}))
     assert b.active() == set() and b.streak == {}
+
+
+def test_environment_failures_notify_once_per_streak_and_never_count_as_no_verdict():
+    import json
+
+    from driver.outcomes import attest_outcome
+
+    now = [0.0]
+    said: list[str] = []
+    drv = SimpleNamespace(backoff=Backoffs(clock=lambda: now[0]), attest_errors={},
+                          emit=lambda event, text, **kw: said.append(text))
+    env = json.dumps({"recorded": [{"verdict": "error", "note": "environment: disk full (ENOSPC); exit 1\n  tail"}]})
+    ok = json.dumps({"recorded": [{"verdict": "pass"}]})
+    details = []
+    for _ in range(3):
+        details.append(attest_outcome(drv, "a", 1, env, 7, 10))
+        now[0] += 10_000
+    assert said == ["notice: a — environment: disk full (ENOSPC); exit 1; measuring again in 1 min (then 2, 5, 10, 30)"]
+    assert details[1] == "environment: disk full (ENOSPC); exit 1; waiting 2 min before the next attest"
+    assert drv.attest_errors == {}  # never "attest recorded no verdict twice"
+    attest_outcome(drv, "a", 0, ok, 7, 11)  # a verdict ends the streak
+    attest_outcome(drv, "a", 1, env, 7, 12)
+    assert len(said) == 2 and drv.backoff.retry_in("a") == 60
