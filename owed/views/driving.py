@@ -7,7 +7,8 @@
 - `with_halt(state, node_id, needs)`: the node's questions first; then a halted node's halt alone (the driver
   acts on nothing else of the node until an act on it clears the halt, and that act is the halt's command).
 - `wait_phase(state, plan, node_id)`: `(phase, since_ts)` of an open attempt that waits or is parked, else
-  None: halted, reported (a sealed `resume --expect report` run), asking, waiting for `resume --after` nodes,
+  None: halted, reported (a sealed `resume --expect report` run), asking, answered (until the driver
+  delivers the answer), waiting for `resume --after` nodes,
   waiting for dependencies. Every act that clears a halt or ends a wait changes the replayed state, so the
   views drop it at once (no cache, no driver needed).
 """
@@ -45,6 +46,12 @@ def after_missing(state, node_id: str) -> list[str]:
     return [a for a in rec.after if a not in state.merged] if rec is not None else []
 
 
+def _delivered(rec, q) -> bool:
+    """The answer to `q` went to its run as a follow-up (a send of reason `answer` after the answer)."""
+    run = rec.runs.get(q.rid)
+    return run is None or any(s > q.answered and r == "answer" for s, r in zip(run.sends, run.reasons))
+
+
 def wait_phase(state, plan, node_id: str) -> tuple[str, str] | None:
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id)
@@ -57,6 +64,9 @@ def wait_phase(state, plan, node_id: str) -> tuple[str, str] | None:
     asking = [q for q in rec.questions if q.answered is None]
     if asking:
         return f"asking: {asking[0].text} (#{asking[0].seq})", asking[0].ts
+    pending = [q for q in rec.questions if not _delivered(rec, q)]
+    if pending:
+        return f"answered #{pending[0].answered}, waiting for the run to resume", slot.ts
     node = plan.node(node_id)
     deps = [d for d in (node.deps if node else ()) if d not in state.merged]
     if deps:

@@ -87,6 +87,21 @@ def test_ask_then_answer_round_trip_through_the_driver(tmp_path):
     ok(repo, "verify")  # the ask and the answering rule replay
 
 
+def test_an_answer_recorded_while_no_driver_runs_waits_visibly_for_delivery(tmp_path):
+    repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    for _ in range(40):  # single passes until the writer has asked (no driver runs in between)
+        if kinds(repo, "ask"):
+            break
+        ok(repo, "drive", "--once")
+        time.sleep(0.3)
+    ok(repo, "answer", "a", "--qid", "q1", "hola")
+    [rule] = kinds(repo, "rule")
+    assert doc(repo, "status")["inProgress"][0]["phase"] == f"answered #{rule['seq']}, waiting for the run to resume"
+    p = _drive(repo)
+    _finish(p)
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+
+
 def test_ask_outside_a_driver_run_is_refused_and_records_nothing(tmp_path):
     repo = make(tmp_path, writer="exit 0", nodes=node("a"))
     ok(repo, "dispatch", "a")
