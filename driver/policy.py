@@ -441,6 +441,14 @@ def split_waits(acts: list[Action]) -> tuple[list[Action], bool]:
     return [a for a in acts if a.kind != "wait"], any(a.kind == "wait" for a in acts)
 
 
+def _waits(state, plan, node_id: str) -> bool:
+    """An open slot left alone until other nodes merge: its dependencies (a plan change added one while it
+    was open) and its `owed resume --after` nodes."""
+    from owed.readiness import unmerged_deps
+
+    return bool(after_missing(state, node_id) or unmerged_deps(state, plan, node_id))
+
+
 def _notices(state, plan, facts: Facts) -> list[Action]:
     """The repository's notices: disk low, trunk moved outside owed, invariants red on trunk."""
     out = []
@@ -473,7 +481,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
         if node_id in facts.env_backoff:
             out.append(Action("wait", node_id, rec.slot.attempt, reason="environment failure"))
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
-                or node_id in cycled or after_missing(state, node_id):  # resume --after: wait for those merges
+                or node_id in cycled or _waits(state, plan, node_id):
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":

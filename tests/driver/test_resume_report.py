@@ -92,3 +92,20 @@ def test_a_ruling_unparks_a_reported_node_and_the_writer_finishes(tmp_path):
     assert [s["reason"] for s in kinds(repo, "send")] == ["report", "submit"]
     assert "go ahead with one line" in messages(repo, "a")[-1]
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+
+
+def test_a_dependency_added_while_the_slot_is_open_makes_the_driver_wait_for_it(tmp_path):
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, nodes=node("a") + node("b"))
+    ok(repo, "dispatch", "a")
+    plan = (repo / "plan.yaml").read_text().replace("- id: a\n  title: Make a\n  brief: Create a.txt with one line.\n  deps: []",
+                                                    "- id: a\n  title: Make a\n  brief: Create a.txt with one line.\n  deps: [b]")
+    assert "deps: [b]" in plan
+    (tmp_path / "plan2.yaml").write_text(plan)
+    ok(repo, "plan", str(tmp_path / "plan2.yaml"))
+    assert [p["phase"] for p in doc(repo, "status")["inProgress"]] == ["waiting (deps: b)"]
+    ok(repo, "drive")
+    merges = [m["node"] for m in kinds(repo, "merge")]
+    assert merges == ["b", "a"]
+    [launch_a] = [x for x in kinds(repo, "launch") if x["node"] == "a"]
+    assert launch_a["seq"] > kinds(repo, "merge")[0]["seq"]  # a's writer started only after b merged
+    assert kinds(repo, "halt") == []
