@@ -481,7 +481,10 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
         if node_id in facts.env_backoff:
             out.append(Action("wait", node_id, rec.slot.attempt, reason="environment failure"))
         if plan.node(node_id) is None or rec.halt is not None or node_id in facts.inflight or node_id in facts.backoff \
-                or node_id in cycled or _waits(state, plan, node_id):
+                or node_id in cycled:
+            continue
+        if _waits(state, plan, node_id):  # left alone except for questions: an answer still reaches its run
+            out += question_due(rec, runs, node_id, rec.slot.attempt) or []
             continue
         for act in _node_action(state, plan, node_id, runs, facts, cfg.repairs):
             if act.kind == "merge":

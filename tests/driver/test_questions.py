@@ -102,6 +102,21 @@ def test_an_answer_recorded_while_no_driver_runs_waits_visibly_for_delivery(tmp_
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
 
 
+def test_a_node_waiting_for_another_still_gets_the_answer_to_its_question(tmp_path):
+    repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK,
+                nodes=node("a", reviews=1) + node("b", extra="  later: true\n"))
+    for _ in range(40):
+        if kinds(repo, "ask"):
+            break
+        ok(repo, "drive", "--once")
+        time.sleep(0.3)
+    ok(repo, "resume", "a", "--after", "b", "--note", "b first")  # b is backlog: a waits for good
+    ok(repo, "answer", "a", "--qid", "q1", "hola")
+    ok(repo, "drive")
+    assert [s["reason"] for s in kinds(repo, "send")] == ["answer"]
+    assert kinds(repo, "submit") and kinds(repo, "merge") == []  # the writer went on; a still waits for b
+
+
 def test_ask_outside_a_driver_run_is_refused_and_records_nothing(tmp_path):
     repo = make(tmp_path, writer="exit 0", nodes=node("a"))
     ok(repo, "dispatch", "a")
