@@ -271,6 +271,7 @@ class Driver:
                         if await anyio.to_thread.run_sync(self._moved):
                             continue  # a run or job ended, or the ledger grew, during the pass: decide again
                         if not self.stay:
+                            await self.notifier.drain()  # wake commands already started finish first
                             return Outcome(0, "idle")
                         await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps
                         self.emit({"event": "idle-wait"}, "idle: waiting for the ledger to change",

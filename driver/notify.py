@@ -78,6 +78,15 @@ class Notifier:
             else:
                 tg.start_soon(self.run, command, f, self.pending[f.fp][1])
 
+    async def drain(self) -> None:
+        """Before an idle exit: the wake commands already started finish (each is bounded by 30 s), so the
+        exit does not cancel one that already ran and then deliver it again."""
+        import anyio
+
+        with anyio.move_on_after(TIMEOUT_S + 5):
+            while self.pending:  # noqa: ASYNC110 - each run pops itself when it ends
+                await anyio.sleep(0.05)
+
     def notice(self, act, state) -> None:
         """A notice of the pass: printed once per text (the driver's dedupe), remembered as a wake fact."""
         from driver.refresh import notice_event  # an invariant red on trunk carries invariantRed {obligation, key}
