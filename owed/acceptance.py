@@ -31,7 +31,7 @@ class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
     obligation: str
     key: str
     mark: str  # E | W | D
-    status: str  # measured | reviewed | waived | failed | conflict | missing | blocked | acknowledged | manual
+    status: str  # measured | reviewed | waived | quarantined | failed | conflict | missing | blocked | acknowledged | manual
     #             | waiting | remeasure (an overlap-only writes failure: owed/waits.py)
     discharger: str | None = None
     obs: ObsRec | None = None
@@ -163,6 +163,13 @@ def _latest_rule(state: State, node_id: str, slot) -> int | None:
     return max(seqs) if seqs else None
 
 
+def _quarantined(state: State, plan, node, check_id: str, obs, node_id: str) -> bool:
+    from owed.quarantine import excused
+
+    check = next((c for c in node.checks if c.id == check_id), None) if node is not None else None
+    return excused(obs, check, plan, state, node_id)
+
+
 def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
     rec = state.nodes[node_id]
     node = plan.node(node_id)
@@ -172,6 +179,8 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
     ids = [b.seq for b in mine]
     if kind in EXECUTED:
         mark, who, obs, status = _executed(state, node_id, obligation, key)
+        if status == "failed" and kind == "check" and _quarantined(state, plan, node, rest, obs, node_id):
+            mark, who, status = "W", None, "quarantined"
         item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
         if status in ("waiting", "remeasure"):
             item.hint = _wait_hint(state, node_id, status)

@@ -23,8 +23,9 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 18  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 19  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
+# 19: ObsRec.format (quarantine, trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -96,6 +97,7 @@ class ObsRec(_S):
     attribution: bool = False
     merging: str | None = None
     failed: list[str] = []
+    format: str | None = None  # the counts' format (tap, junit, …): quarantine excuses only plain TAP failures
     waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
     grant_refused: list[str] = []  # writes: the paths of obs.grant_refused (closure/overlap refusals, 0.22)
 

@@ -9,6 +9,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
 from owed import known_red as KR
+from owed import quarantine as Q
 from owed.known_red import complete
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
@@ -26,7 +27,8 @@ def _record(state: State, e: E.Obs) -> ObsRec:
     rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
-                 failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused])
+                 failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],
+                 format=c.format if c else None)
     iid = item_id(e.subject, e.obligation, e.key)
     agg = state.obs.get(iid)
     if agg is None:
@@ -103,9 +105,11 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     _check_waits(state, e, plan)
     _check_grant_refused(state, e, plan)
     _supersede_wait(state, e)
-    _record(state, e)
+    o = _record(state, e)
+    check = _check_of(plan, e.subject, e.obligation)
+    if split(e.obligation)[0] == "check" and Q.excused(o, check, plan, state, e.subject):
+        return  # every failing name quarantined (owed/quarantine.py): W, no execution block
     if e.verdict == "fail" and not e.waits_on:  # an overlap wait is nobody's repair: no block
-        check = _check_of(plan, e.subject, e.obligation)
         defn = check_defn(check, plan) if check is not None else (
             writes_defn(plan.node(e.subject)) if e.obligation == "writes" else None)
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
@@ -332,7 +336,9 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
     for obligation, key in e.checks.items():
         agg = state.agg(e.node, obligation, key)
         # A waiver on this exact key: the candidate's (an equal merge key) or a trunk-red merge key's.
-        if (agg is None or agg.verdict != "pass") and not waived_key(state, e.node, obligation, key):
+        if (agg is None or agg.verdict != "pass") and not waived_key(state, e.node, obligation, key) and not (
+                agg is not None and agg.verdict == "fail"
+                and Q.excused(agg.last_fail, _check_of(plan, e.node, obligation), plan, state, e.node)):
             out.append(f"{obligation} does not pass on the merge tree")
     missing = state.genesis_missing()
     if missing:
@@ -349,6 +355,13 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         if agg is not None and agg.verdict == "pass":
             continue
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
+            continue
+        if agg is not None and agg.verdict == "fail" and Q.excused(agg.last_fail, inv, plan, state, e.node):
+            continue  # every failing name quarantined (not by this node: a fix repairs its own)
+        owned = Q.owned_failing(agg.last_fail if agg is not None else None, inv, state, e.node)
+        if owned:
+            out.append(f"inv:{inv.id} quarantined tests owned by {e.node} still fail on its merge tree: "
+                       f"{', '.join(owned[:3])} ({e.node} is their fix: its merge must repair them)")
             continue
         listed = KR.merge_verdict(agg, inv, state, e.node)  # plan known_red: W when only listed names fail
         if listed is True:

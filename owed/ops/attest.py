@@ -256,7 +256,9 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
     res.grants = [g for g in (now.grants if now else [])
                   if written and written[0].seq - 1 <= g[0] <= written[-1].seq]  # recorded by this attest
     res.open_items = [i for i in items(ctx.state, ctx.plan, node_id) if i.mark == "D"]
-    new_fail = any(o.verdict == "fail" and not o.attribution and o.subject == node_id for o in written)
+    excused = {i.obligation for i in items(ctx.state, ctx.plan, node_id) if i.status == "quarantined"}
+    new_fail = any(o.verdict == "fail" and not o.attribution and o.subject == node_id and o.obligation not in excused
+                   for o in written)
     res.exit_code = EXIT_REFUSED if new_fail else (EXIT_OK if accepted(ctx.state, ctx.plan, node_id) else EXIT_OPEN)
     return res
 

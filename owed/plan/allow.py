@@ -25,7 +25,8 @@ import fnmatch
 
 from owed import globs
 
-NEVER = frozenset({"node-removed", "dependency-removed", "approve-removed", "allow", "setup", "closure", "exec"})
+NEVER = frozenset({"node-removed", "dependency-removed", "approve-removed", "allow", "setup", "closure", "exec",
+                   "quarantine"})  # quarantine entries are owner-only (0.20)
 BY_ID = frozenset({"check-removed", "red-off", "min-tests", "min-ok", "mutants", "min-kill", "definition", "evidence-removed", "evidence-weakened"})
 
 

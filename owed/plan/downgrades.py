@@ -173,6 +173,15 @@ def known_red_downgrades(old, new) -> list[Downgrade]:
             for k in new.known_red if had.get(k.test) != k.fix]
 
 
+def quarantine_downgrades(node: str, label: str, old, new) -> list[Downgrade]:
+    """Each quarantine entry added or given another fix node is an owner-only downgrade; removing is free."""
+    had = {q.test: q.fix for q in (old.quarantine if old is not None else ())}
+    return [Downgrade(node=node, what=f"{label} {new.id} quarantine {q.test!r} "
+                                      + (f"reassigned to fix {q.fix} (was {had[q.test]})" if q.test in had
+                                         else f"added (fix {q.fix})"), kind="quarantine", ref=new.id)
+            for q in new.quarantine if had.get(q.test) != q.fix]
+
+
 def downgrades(old: Plan, new: Plan) -> list[Downgrade]:
     """Every weakening of `new` relative to `old`: plan-wide, trunk, then per node in `old`'s order."""
     out = plan_wide(old, new)
@@ -186,6 +195,12 @@ def downgrades(old: Plan, new: Plan) -> list[Downgrade]:
     before = {i.id: i for i in old.invariants}
     for inv in new.invariants:
         out += known_red_downgrades(before.get(inv.id), inv)
+        out += quarantine_downgrades(TRUNK, "invariant", before.get(inv.id), inv)
+    for n in new.nodes:
+        on = old.node(n.id)
+        had = {c.id: c for c in on.checks} if on is not None else {}
+        for c in n.checks:
+            out += quarantine_downgrades(n.id, "check", had.get(c.id), c)
     for n in old.nodes:
         nm = new.node(n.id)
         if nm is None:

@@ -78,6 +78,14 @@ Template = Annotated[str, _meta("a check template (cargo-tests, node-tap, eviden
 FieldName = Annotated[str, _meta("a field name", min_length=1, rule="control")]
 
 
+class Quarantined(Spec, kw_only=True):
+    """An exact failing test name excluded (owner-only) until its fix node merges (0.20 quarantine)."""
+
+    test: Text
+    fix: NodeId
+    note: Text | None = None
+
+
 class Measured(Spec, kw_only=True):
     """Fields shared by trunk invariants and node checks.
 
@@ -98,6 +106,7 @@ class Measured(Spec, kw_only=True):
     min_tests: NonNeg | None = None
     on_timeout: Text | None = None  # diagnostics only: enters no key
     repeat: Repeat | None = None
+    quarantine: Annotated[tuple[Quarantined, ...], Meta(max_length=20)] = ()  # owner-only; enters no key
 
 
 class KnownRed(Spec, kw_only=True):

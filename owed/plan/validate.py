@@ -243,6 +243,29 @@ def _known_red(inv: Invariant, w: Walker) -> Problems:
         seen.add(k.test)
 
 
+def _quarantine(m: Measured, w: Walker) -> Problems:
+    if len(m.quarantine) > 20:
+        yield ".quarantine", f"at most 20 names ({len(m.quarantine)} given)"
+    seen: set[str] = set()
+    for i, q in enumerate(m.quarantine):
+        if q.test in seen:
+            yield f".quarantine[{i}].test", f"{got(q.test)} is listed twice (names are unique)"
+        seen.add(q.test)
+
+
+def _plan_quarantine_fix(p: Plan, w: Walker) -> Problems:
+    known = {n.id for n in p.nodes if w.ok(n, "id")}
+    specs: list[tuple[str, Measured]] = [(f".invariants[{i}]", inv) for i, inv in enumerate(p.invariants)]
+    specs += [(f".nodes[{i}].checks[{j}]", c) for i, n in enumerate(p.nodes) if w.ok(n, "checks")
+              for j, c in enumerate(n.checks)]
+    for path, m in specs:
+        if not w.ok(m, "quarantine"):
+            continue
+        for k, q in enumerate(m.quarantine):
+            if q.fix not in known:
+                yield f"{path}.quarantine[{k}].fix", f"unknown node {got(q.fix)} (a fix node of this plan)"
+
+
 def _plan_known_red_fix(p: Plan, w: Walker) -> Problems:
     known = {n.id for n in p.nodes if w.ok(n, "id")}
     for i, inv in enumerate(p.invariants):
@@ -269,8 +292,8 @@ def _plan_node_agents(p: Plan, w: Walker) -> Problems:
 RULES: dict[type, list[Rule]] = {
     Repeat: [(("runs", "need"), _repeat)],
     Check: [(("red", "tests"), _red_tests), (("red", "repeat"), _red_repeat), (_TEMPLATE_FIELDS, _template),
-            (("mutants", "min_kill", "repeat"), _mutants)],
-    Invariant: [(_TEMPLATE_FIELDS, _template), (("known_red",), _known_red)],
+            (("mutants", "min_kill", "repeat"), _mutants), (("quarantine",), _quarantine)],
+    Invariant: [(_TEMPLATE_FIELDS, _template), (("known_red",), _known_red), (("quarantine",), _quarantine)],
     Node: [
         (("checks", "writes"), _node_writes),
         (("checks",), _node_ids),
@@ -284,6 +307,7 @@ RULES: dict[type, list[Rule]] = {
         (("nodes",), _plan_deps),
         (("invariants",), _plan_invariant_ids),
         (("invariants", "nodes"), _plan_known_red_fix),
+        (("invariants", "nodes"), _plan_quarantine_fix),
         (("nodes", "drive"), _plan_node_agents),
         (("nodes", "closure"), _mutants_in_closure),
     ],

@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from owed import known_red as KR
+from owed import quarantine as Q
 from owed.acceptance import accepted, active_blocks, items
 from owed.views import trunk_red as TR
 from owed import readiness
@@ -277,7 +278,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     needs = trunk_needs(state, facts) + TR.needs(state, plan) + orphan_needs(state, plan)
     debt = [f"inv:{r.id} red on trunk (obs #{r.seq})" for r in invs if r.verdict in ("fail", "conflict")]
     known, lapsed = KR.view(state, plan)
-    debt += [KR.text(k) for k in known]
+    debt += [KR.text(k) for k in known] + [Q.text(q) for q in Q.view(state, plan)]
     queue = merge_queue(state, plan)
     merge_wait = merge_waiting(queue, facts.get("merging"))
     progress = _progress(state, plan, now, facts, merge_wait, needs, debt)

@@ -20,6 +20,7 @@ invariants that are red on the ledger trunk itself, or not measured there yet.
 from __future__ import annotations
 
 from owed import known_red as KR
+from owed import quarantine as Q
 from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
 
@@ -59,7 +60,8 @@ def trunk_red(state, plan) -> list[dict]:
         if key is None or inv.id in stale:
             continue
         agg = state.agg("trunk", f"inv:{inv.id}", key)
-        if agg is None or agg.verdict not in ("fail", "conflict") or KR.covers(agg, inv, state):
+        if agg is None or agg.verdict not in ("fail", "conflict") or KR.covers(agg, inv, state) or (
+                agg.verdict == "fail" and Q.excused(agg.last_fail, inv, plan, state, None)):
             continue  # a failure of listed known_red names only is assigned debt (status Debt), not a notice
         names = _names(agg)
         since = since_label(state, state.trunk_since.get(inv.id))
@@ -158,6 +160,9 @@ def decorate_why(state, plan, node_id: str, v, changed: list[str] | None = None)
     lifted = KR.lifts(state, plan, node_id)
     if lifted:
         v.lifts_known_red = lifted
+    freed = Q.lifts(state, plan, node_id)
+    if freed:
+        v.lifts_quarantine = freed
 
 
 def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
@@ -225,6 +230,10 @@ def merge_check_lines(v) -> list[str]:
         if r.get("hint"):
             out.append(f"      {r['hint']}")
         out += [f"      {h}" for h in r.get("hints", ())]
+    for q in v.lifts_quarantine or []:
+        where = f"{q['node']}/{q['obligation']}" if q.get("node") else q["obligation"]
+        out.append(f"Its merge lifts quarantine of {where}: {', '.join(q['tests'])} (measured without those "
+                   f"entries: they must pass on its merge tree)")
     for k in v.lifts_known_red or []:
         out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
                    f"that list: they must pass on its merge tree)")

@@ -154,6 +154,7 @@ class Why(Record):
     models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
     merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_quarantine: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
     runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
 
