@@ -98,6 +98,7 @@ def _slow(tmp_path, owed):
     return repo
 
 
+@pytest.mark.serial  # a sleep of 1-1.5 s must land inside the merge's 3 s measurement
 def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
     repo = _slow(tmp_path, owed)
     p = subprocess.Popen([sys.executable, "-m", "owed", "merge", "x"], cwd=repo, stdout=subprocess.PIPE,
@@ -117,6 +118,7 @@ def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
     assert r.returncode == 1 and "owed adopt" in r.stderr
 
 
+@pytest.mark.serial  # a sleep of 1-1.5 s must land inside the merge's 3 s measurement
 def test_sigterm_during_merge_leaves_trunk_and_ledger_unchanged(tmp_path, owed):
     repo = _slow(tmp_path, owed)
     before = (repo / ".git" / "owed" / "ledger.jsonl").read_bytes()
