@@ -81,7 +81,7 @@ act as a writer or reviewer from inside a driver run.
 owed_brief, owed_verify, owed_init, owed_plan, owed_dispatch, owed_submit, owed_attest, owed_review, owed_approve,
 owed_evidence, owed_merge, owed_adopt, owed_edit, owed_abandon, owed_resume, owed_rule, owed_answer, owed_waive, owed_defer,
 owed_rebase, owed_gc, owed_escape, owed_decoy, owed_amend, owed_obligations, owed_drive (action start, stop,
-status or once; stay) and owed_wait (timeout, since). Each returns the command's JSON document and its text; a
+status, once or runs; stay) and owed_wait (timeout, since). Each returns the command's JSON document and its text; a
 refusal is a tool error with the same one-line message.
 """
 

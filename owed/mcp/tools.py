@@ -41,8 +41,8 @@ _NAMES = ("status", "why", "report", "brief", "verify", "init", "plan", "edit", 
 TOOLS: dict[str, Tool] = {f"owed_{n}": Tool(n) for n in _NAMES}
 TOOLS["owed_decoy"] = Tool("decoy", description="Decoys: action digest (a decoy file), commit (its digest), reveal.")
 TOOLS["owed_drive"] = Tool("drive", description="The driver: action start (detached; stay keeps it when idle), stop, "
-                                                "status, or once (one pass).")
-DRIVE_ACTIONS = {"start": "detach", "stop": "stop", "status": "status", "once": "once"}
+                                                "status, once (one pass) or runs (its agent runs).")
+DRIVE_ACTIONS = {"start": "detach", "stop": "stop", "status": "status", "once": "once", "runs": "runs"}
 # Files the command opens relative to the process's working directory: a tool call's are relative to its cwd.
 CWD_PATHS = {("evidence", "file"), ("decoy", "file")}
 SKIPPED = {"json", "i_am_owner"}  # --json is always on; owner acts over MCP are delegated (owner:mcp)

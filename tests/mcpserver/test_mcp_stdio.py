@@ -280,6 +280,8 @@ def test_the_driver_through_tools_start_wait_for_its_halt_status_stop_once(tmp_p
                 assert "Needs you: c — writer run exited 3 without a candidate → owed resume c" in text
                 r, doc, text = await call(c, "owed_drive", cwd=cwd, action="status")
                 assert not r.is_error and doc["running"] is True, doc
+                r, doc, text = await call(c, "owed_drive", cwd=cwd, action="runs")
+                assert not r.is_error and "c" in text, text
             finally:
                 r, doc, text = await call(c, "owed_drive", cwd=cwd, action="stop")
             assert not r.is_error, text

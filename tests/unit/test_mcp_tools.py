@@ -76,7 +76,7 @@ def test_bad_arguments_are_usage_errors(args, message):
 
 
 def test_drive_and_decoy_actions_are_checked():
-    with pytest.raises(UsageError, match="action is one of start, stop, status, once"):
+    with pytest.raises(UsageError, match="action is one of start, stop, status, once, runs"):
         tools.kwargs("owed_drive", {"cwd": "/", "action": "run"})
     with pytest.raises(UsageError, match="no argument as"):
         tools.kwargs("owed_decoy", {"cwd": "/", "action": "digest", "file": "x", "as": "parent:p"})
