@@ -3,7 +3,7 @@
 
 - `run_tail(ledger_root, rid, lines=40)`   {rid, generation, state (sealed | running), exit, error, lines} of
                                            the run's latest generation, or None (never started here)
-- `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's current (or last) attempt, newest
+- `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's open attempt, newest
                                            launch first: what `owed why` shows; a halt names its run through
                                            the node's writer run of that attempt (`halt_tail`)
 """
@@ -52,7 +52,7 @@ def run_tail(ledger_root: Path, rid: str, lines: int = LINES) -> dict | None:
 
 def attempt_tails(ledger_root: Path, state, node_id: str, lines: int = LINES) -> list[dict]:
     rec = state.nodes.get(node_id)
-    slot = state.open_slot(node_id) or (rec.slot if rec is not None else None)
+    slot = state.open_slot(node_id)  # a merged or abandoned node: its runs are history (`drive --runs`)
     if rec is None or slot is None:
         return []
     runs = sorted((r for r in rec.runs.values() if r.attempt == slot.attempt), key=lambda r: -r.launch)
