@@ -163,6 +163,15 @@ def _latest_rule(state: State, node_id: str, slot) -> int | None:
     return max(seqs) if seqs else None
 
 
+def _rulings_hint(slot, latest: int) -> str:
+    ack = f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
+    cand = slot.cand
+    if cand is not None and "review" not in cand.keys and "closure-review" not in cand.keys:
+        # No review is owed: the writer's resubmission after a delivered ruling acknowledges it (owed drive).
+        return f"the writer's owed submit after the driver delivered ruling #{latest} (the same commit is allowed), or {ack}"
+    return ack
+
+
 def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
     rec = state.nodes[node_id]
     node = plan.node(node_id)
@@ -212,7 +221,7 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
             for r in rec.reviews if not recused(rec, r.by))
         item = Item(obligation=obligation, key=key, mark="E" if acked else "D",
                     status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
-                    hint=None if acked else f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})")
+                    hint=None if acked else _rulings_hint(slot, latest))
     else:  # evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)
         spec = next((ev for ev in node.evidence if ev.id == rest), None)
         roles = ("owner", spec.by) if spec else ("owner",)
