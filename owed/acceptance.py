@@ -164,12 +164,13 @@ def _latest_rule(state: State, node_id: str, slot) -> int | None:
 
 
 def _rulings_hint(slot, latest: int) -> str:
-    ack = f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
     cand = slot.cand
     if cand is not None and "review" not in cand.keys and "closure-review" not in cand.keys:
-        # No review is owed: the writer's resubmission after a delivered ruling acknowledges it (owed drive).
-        return f"the writer's owed submit after the driver delivered ruling #{latest} (the same commit is allowed), or {ack}"
-    return ack
+        # No review is owed, so no reviewer acknowledges: the writer's resubmission after a delivered ruling
+        # does (owed drive); without a driver nothing delivers it, and the owner decides.
+        return (f"the writer's owed submit after owed drive delivered ruling #{latest} (the same commit is allowed); "
+                f"without a driver, an owner waiver of rulings")
+    return f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
 
 
 def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
