@@ -46,7 +46,9 @@ def test_a_resubmission_does_not_acknowledge_a_ruling_never_delivered(tmp_path):
     f.init()
     f.dispatch("c")
     f.deliver("c", {"c.txt": "c\n"})
-    f.run("rule", "--nodes", "c", "keep it short", expect=0)
+    r = f.run("rule", "--nodes", "c", "keep it short", expect=0)
+    assert "c owes the rulings acknowledgment: owed drive delivers the ruling" in r.stdout
+    assert "owed review c" not in r.stdout  # no review is owed: the review command would be refused
     f.submit("c")
     item = next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")
     assert item["status"] == "missing" and item["hint"].endswith("without a driver, an owner waiver of rulings")
