@@ -170,6 +170,16 @@ def _quarantined(state: State, plan, node, check_id: str, obs, node_id: str) -> 
     return excused(obs, check, plan, state, node_id)
 
 
+def _rulings_hint(slot, latest: int) -> str:
+    cand = slot.cand
+    if cand is not None and "review" not in cand.keys and "closure-review" not in cand.keys:
+        # No review is owed, so no reviewer acknowledges: the writer's resubmission after a delivered ruling
+        # does (owed drive); without a driver nothing delivers it, and the owner decides.
+        return (f"the writer's owed submit after owed drive delivered ruling #{latest} (the same commit is allowed); "
+                f"without a driver, an owner waiver of rulings")
+    return f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
+
+
 def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
     rec = state.nodes[node_id]
     node = plan.node(node_id)
@@ -221,7 +231,7 @@ def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks
             for r in rec.reviews if not recused(rec, r.by))
         item = Item(obligation=obligation, key=key, mark="E" if acked else "D",
                     status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
-                    hint=None if acked else f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})")
+                    hint=None if acked else _rulings_hint(slot, latest))
     else:  # evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)
         spec = next((ev for ev in node.evidence if ev.id == rest), None)
         roles = ("owner", spec.by) if spec else ("owner",)

@@ -72,8 +72,14 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
         its = {i.obligation: i for i in items(state, plan, n)}
         if "rulings" in its and its["rulings"].mark == "D":
             owing.append(n)
-            lines.append(f"{n} owes the rulings acknowledgment: owed review {n} --ok --ack-rulings {e.seq} "
-                         f"--candidate {short(slot.cand.commit)} --note \"...\"")
+            c12 = short(slot.cand.commit)
+            if "review" in slot.cand.keys or "closure-review" in slot.cand.keys:
+                lines.append(f"{n} owes the rulings acknowledgment: owed review {n} --ok --ack-rulings {e.seq} "
+                             f"--candidate {c12} --note \"...\"")
+            else:  # no review is owed, so no reviewer acknowledges (docs/driver.md)
+                lines.append(f"{n} owes the rulings acknowledgment: owed drive delivers the ruling and the writer's "
+                             f"resubmit acknowledges it; without a driver: owed waive {n} rulings --reason \"...\" "
+                             f"--candidate {c12}")
     doc = {"entry": E.to_dict(e), "ruled": [{"node": n, "block": s} for n, s in ruled], "acknowledge": owing}
     return Done(entries=written, lines=lines, doc=doc)
 

@@ -23,7 +23,8 @@ def test_the_writers_resubmission_acknowledges_a_ruling_when_no_review_is_owed(t
     assert r.returncode == 0, r.stderr
     rule = entries(repo)[-1]["seq"]
     why = json.loads(owed(repo, "why", "c", "--json").stdout)
-    assert next(i for i in why["items"] if i["obligation"] == "rulings")["status"] == "missing"
+    item = next(i for i in why["items"] if i["obligation"] == "rulings")
+    assert item["status"] == "missing" and item["hint"].startswith("the writer's owed submit after owed drive")
     r = owed(repo, "drive")
     assert r.returncode == 0, r.stdout + r.stderr
     es = entries(repo)
@@ -45,7 +46,13 @@ def test_a_resubmission_does_not_acknowledge_a_ruling_never_delivered(tmp_path):
     f.init()
     f.dispatch("c")
     f.deliver("c", {"c.txt": "c\n"})
-    f.run("rule", "--nodes", "c", "keep it short", expect=0)
+    r = f.run("rule", "--nodes", "c", "keep it short", expect=0)
+    assert "c owes the rulings acknowledgment: owed drive delivers the ruling" in r.stdout
+    assert "owed review c" not in r.stdout  # no review is owed: the review command would be refused
     f.submit("c")
     item = next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")
-    assert item["status"] == "missing"
+    assert item["status"] == "missing" and item["hint"].endswith("without a driver, an owner waiver of rulings")
+    # The owner decides: a waiver of rulings (no reviewer is owed who could acknowledge it).
+    commit = f.ledger()[-1]["commit"]
+    f.run("waive", "c", "rulings", "--reason", "the ruling changes nothing here", "--candidate", commit[:12], expect=0)
+    assert next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")["status"] == "waived"
