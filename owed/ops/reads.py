@@ -144,6 +144,11 @@ def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: 
     state = ledger.state()
     r = build_report(entries, since, state)  # the state names the allowance of each parent downgrade
     r.escape_metric = escapes_view(state, entries)
+    from owed.views.report import trunk_debt
+
+    debt = trunk_debt(state, ledger.plan(state.plan.sha)) if state.plan else []
+    if debt:
+        r.debt = debt
     return Result(r, lambda: render_report(r))
 
 
