@@ -37,6 +37,11 @@ def status_facts(ctx) -> dict:
     job = running_merge(ctx.ledger.root)
     if job is not None:
         facts["merging"] = job
+    from owed.ops.conflicts import probe
+
+    conflicts = probe(ctx)  # cached by commit pair (ops/conflicts.py): never evidence
+    if conflicts:
+        facts["conflicts"] = conflicts
     return facts
 
 
@@ -84,7 +89,12 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         view.runs = tails if full else tails[:1]  # compact: the newest run of the attempt only
         from owed.views.trunk_red import decorate_why
 
-        decorate_why(ctx.state, ctx.plan, node, view, changed)  # trunk-red phase, Merge checks
+        decorate_why(ctx.state, ctx.plan, node, view, changed)
+        from owed.ops.conflicts import probe
+
+        found = probe(ctx, only=node).get(node)
+        if found:
+            view.conflicts = found  # trunk-red phase, Merge checks
         rec = ctx.state.nodes.get(node)
         if rec is not None and rec.halt_report:  # a parked report: the run's last 40 lines (a blob of the halt)
             view.report = ctx.ledger.get_blob(rec.halt_report).decode("utf-8", "replace")
@@ -134,6 +144,11 @@ def report(cwd: str, *, since: str | None = None, metrics: bool = False, until: 
     state = ledger.state()
     r = build_report(entries, since, state)  # the state names the allowance of each parent downgrade
     r.escape_metric = escapes_view(state, entries)
+    from owed.views.report import trunk_debt
+
+    debt = trunk_debt(state, ledger.plan(state.plan.sha)) if state.plan else []
+    if debt:
+        r.debt = debt
     return Result(r, lambda: render_report(r))
 
 

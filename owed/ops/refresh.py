@@ -58,6 +58,10 @@ def wanted_keys(ctx: Context) -> dict[str, str] | None:
     from owed.measure.items import invariant_keys
 
     st = ctx.state
+    # Trunk content changes only through merges and adoptions, which record its keys under the plan of the
+    # time: only a missing or re-defined invariant (pure) can need new keys, so no git call otherwise.
+    if not stale_invariants(st, ctx.plan):
+        return None
     keys = invariant_keys(ctx.repo, ctx.plan, st.trunk_commit)
     if keys == st.trunk_keys and not stale_invariants(st, ctx.plan):
         return None

@@ -115,6 +115,7 @@ class Report(Record):
     halts: list[HaltRow]
     grants: list[GrantRow]
     escape_metric: dict[str, Any] | UnsetType = UNSET
+    debt: list[str] | UnsetType = UNSET  # active known-red and quarantine debt (set by the op: trunk_debt)
 
 
 class BriefMerged(Record):
@@ -173,6 +174,21 @@ class Brief(Record):
     unguarded: list[Unguarded]
     under_allowance: list[Easing]
     known_red: list[dict] | UnsetType = UNSET
+    quarantined: list[dict] | UnsetType = UNSET
+
+
+def trunk_debt(state, plan) -> list[str]:
+    """The active known-red and quarantine debt lines status, brief and report share."""
+    from owed import known_red as KR
+    from owed import quarantine as Q
+
+    return [KR.text(k) for k in KR.view(state, plan)[0]] + [Q.text(q) for q in Q.view(state, plan)]
+
+
+def _quarantined(state, plan) -> list[dict] | UnsetType:
+    from owed.quarantine import view
+
+    return view(state, plan) or UNSET
 
 
 def since_filter(since: str | None):
@@ -315,6 +331,9 @@ def render_report(r: Report) -> str:
         out += [f"  #{a.seq} {a.commits} commit(s) → {a.commit[:12]}: {a.note}"
                 + (f" (adopted by {a.by} under allowance (plan #{a.under}))" if a.under is not None else "")
                 for a in r.adoptions]
+    if r.debt:
+        out.append("Assigned debt (known red, quarantine):")
+        out += [f"  {d}" for d in r.debt]
     return "\n".join(out + _escape_lines(r))
 
 
@@ -382,7 +401,8 @@ def build_brief(state, plan, entries, since: str | None, status: Status, changed
     return Brief(owner_acts=owner_acts(entries), status=status, next=status.next,
                  merged=_brief_merged(state, plan, entries, since, changed), blocked=blocked,
                  in_progress=status.in_progress, totals=totals, since=since, unguarded=unguarded,
-                 under_allowance=under_allowance(state, entries, since), known_red=status.known_red or UNSET)
+                 under_allowance=under_allowance(state, entries, since), known_red=status.known_red or UNSET,
+                 quarantined=_quarantined(state, plan))
 
 
 def _brief_merged(state, plan, entries, since: str | None, changed) -> list[BriefMerged]:
@@ -450,6 +470,11 @@ def render_brief(b: Brief) -> str:
 
         out.append("Known red (assigned trunk debt):")
         out += [f"  {text(k)}" for k in b.known_red]
+    if b.quarantined:
+        from owed.quarantine import text as qtext
+
+        out.append("Quarantined (until the fix merges):")
+        out += [f"  {qtext(q)}" for q in b.quarantined]
     if b.in_progress:
         out.append("In progress:")
         out += [progress_line(p) for p in b.in_progress]

@@ -108,6 +108,7 @@ class Status(Record):
     trunk_red: list[dict] | UnsetType = UNSET
     known_red: list[dict] | UnsetType = UNSET
     lapsed_known_red: list[dict] | UnsetType = UNSET
+    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
     receipts: list[ReceiptRow] | UnsetType = UNSET
 
 
@@ -299,7 +300,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         merged=sorted(merged), invariants=invs, trunk_worktree=facts.get("trunk_worktree"),
         merge_queue=queue, merge_waiting=merge_wait, next=next_items(needs, queue),
         trunk_red=[{k: r[k] for k in ("obligation", "key", "text")} for r in red] if red else UNSET,
-        known_red=known or UNSET, lapsed_known_red=lapsed or UNSET,
+        known_red=known or UNSET, lapsed_known_red=lapsed or UNSET, conflicts=facts.get("conflicts") or UNSET,
         receipts=receipts(state, plan) if full else UNSET,
     )
 
@@ -374,6 +375,8 @@ def render_status(v: Status) -> str:
         for r in v.receipts:
             lines.append(f"  {r.node}: " + ", ".join(
                 f"{i.mark} {i.obligation}" + (f" ({i.discharger})" if i.mark == "D" else "") for i in r.items))
+    if v.conflicts:
+        lines += TR.conflict_lines(v.conflicts, s.trunk_commit)
     if v.trunk_worktree:
         lines.append(f"Trunk {s.trunk} is checked out at {v.trunk_worktree}; merges fast-forward it there (keep it clean)")
     lines.append("Details: owed status --full · owed why <node>")

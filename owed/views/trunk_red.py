@@ -150,6 +150,16 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
     return out
 
 
+def conflict_lines(conflicts: dict, trunk: str) -> list[str]:
+    """status's Conflicts section (the probe of ops/conflicts.py)."""
+    out = ["Conflicts (a probe, not evidence):"] if conflicts else []
+    for n, row in sorted(conflicts.items()):
+        parts = ([f"with trunk {trunk[:12]}: {', '.join(row['trunk'][:5])}"] if row.get("trunk") else [])
+        parts += [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted(row.get("with", {}).items())]
+        out.append(f"  {n}: " + " · ".join(parts))
+    return out
+
+
 def decorate_why(state, plan, node_id: str, v, changed: list[str] | None = None) -> None:
     """`owed why <node>`'s additions (to its views/why.py record): the trunk-red waiting phase, the Merge
     checks (with the refusal hints the merge gave: views/refusal_hints.py), the known red it lifts."""
@@ -230,6 +240,11 @@ def merge_check_lines(v) -> list[str]:
         if r.get("hint"):
             out.append(f"      {r['hint']}")
         out += [f"      {h}" for h in r.get("hints", ())]
+    if v.conflicts:
+        c = v.conflicts
+        out.append("Conflicts (a probe, not evidence): " + " · ".join(
+            ([f"with trunk: {', '.join(c['trunk'][:5])}"] if c.get("trunk") else [])
+            + [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted(c.get("with", {}).items())]))
     for q in v.lifts_quarantine or []:
         where = f"{q['node']}/{q['obligation']}" if q.get("node") else q["obligation"]
         out.append(f"Its merge lifts quarantine of {where}: {', '.join(q['tests'])} (measured without those "

@@ -155,6 +155,7 @@ class Why(Record):
     merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_quarantine: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
+    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
 

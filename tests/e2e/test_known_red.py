@@ -60,6 +60,7 @@ def test_known_red_lets_other_merges_through_and_the_fix_must_repair_its_names(t
     st = owed("status")
     assert f"inv:u known red: beta (fix: f; plan #{plan_seq})" in st.stdout, st.stdout
     assert f"  inv:u known red: beta (fix: f; plan #{plan_seq})" in owed("brief").stdout
+    assert f"  inv:u known red: beta (fix: f; plan #{plan_seq})" in owed("report").stdout
     assert json.loads(owed("status", "--json").stdout)["knownRed"] == [
         {"invariant": "u", "entries": [{"test": "beta", "fix": "f"}], "plan": plan_seq}]
     # The fix: its merge is measured without its own list.

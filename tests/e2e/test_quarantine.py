@@ -48,6 +48,8 @@ def test_a_quarantined_failure_is_w_the_debt_is_listed_and_the_fix_must_repair_i
     assert (item["mark"], item["status"]) == ("W", "quarantined")
     assert f"z/check:c quarantined: flaky_net (fix: fixer; plan #{plan_seq})" in owed("status").stdout
     assert "Its merge lifts quarantine of z/check:c: flaky_net" in owed("why", "fixer").stdout
+    assert f"  z/check:c quarantined: flaky_net (fix: fixer; plan #{plan_seq})" in owed("brief").stdout
+    assert f"  z/check:c quarantined: flaky_net (fix: fixer; plan #{plan_seq})" in owed("report").stdout
     assert owed("merge", "z").returncode == 0
     # An invariant quarantine: the fix's own merge is measured without its entries, even though trunk already
     # fails those names; once it repairs them it merges and the entries lapse.

@@ -182,3 +182,17 @@ def test_a_refused_merge_keeps_its_refresh_and_a_deferred_merge_then_goes_throug
     assert owed("defer", "x", "r2", "--reason", "trunk's own debt", "--i-am-owner").returncode == 0
     r = owed("merge", "x")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_changed_invariant_is_not_measured_on_trunk_until_refreshed(tmp_path, owed):
+    repo = make_repo(tmp_path / "c", BASE)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    assert "not measured on trunk yet" not in owed("status").stdout
+    replan(owed, repo, BASE.replace("run: 'true'", "run: 'test -f plan.yaml'"), "u reads the plan now")
+    assert "trunk: inv:u not measured on trunk yet → owed attest --trunk" in owed("status").stdout
+    r = owed("attest", "--trunk", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["changed"] == ["u"] and len(doc["observations"]) == 1
+    assert "not measured on trunk yet" not in owed("status").stdout

@@ -1,0 +1,82 @@
+"""Conflict files of open candidates, against trunk and against each other: a cached probe for status and why,
+never evidence (nothing is recorded; the merge itself decides with its own merge-tree).
+
+`probe(ctx, only=None)` → {node: {"trunk": [files], "with": {other: [files]}}} for open candidates that
+conflict: `git merge-tree --write-tree` of the ledger trunk with each candidate, and of each pair of open
+candidates whose writes may overlap (owed/globs.py). Results are cached by commit pair in
+`<ledger>/cache/conflicts.json` (commits never change, so an entry never goes stale; deleting the file costs
+only time), so a repeated status reads one small file and runs no git. The text is views/trunk_red.py
+`conflict_lines` (status) and `merge_check_lines` (why).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+CACHE_MAX = 512  # pairs kept (newest last)
+
+
+def _load(path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(path, cache: dict) -> None:
+    keep = dict(list(cache.items())[-CACHE_MAX:])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(keep, sort_keys=True))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: a read-only ledger directory only costs the next read its git calls
+
+
+def probe(ctx, only: str | None = None) -> dict[str, dict]:
+    from owed.globs import may_overlap
+
+    st, plan = ctx.state, ctx.plan
+    cands = {n.id: st.open_slot(n.id).cand.commit for n in plan.nodes
+             if st.open_slot(n.id) is not None and st.open_slot(n.id).cand is not None}
+    if not cands:
+        return {}
+    path = ctx.ledger.root / "cache" / "conflicts.json"
+    cache, dirty = _load(path), False
+
+    def files(a: str, b: str) -> list[str]:
+        nonlocal dirty
+        key = f"{a}..{b}"
+        if key not in cache:
+            try:
+                cache[key] = list(ctx.repo.merge_tree(a, b).conflicts)
+            except Exception:  # noqa: BLE001 - a probe: an unusable pair shows nothing
+                cache[key] = []
+            dirty = True
+        return cache[key]
+
+    out: dict[str, dict] = {}
+    ids = sorted(cands)
+    for n in ids:
+        if only is not None and n != only:
+            continue
+        row: dict = {}
+        t = files(st.trunk_commit, cands[n])
+        if t:
+            row["trunk"] = t
+        for o in ids:
+            if o == n or not may_overlap(list(plan.node(n).writes), list(plan.node(o).writes)):
+                continue
+            a, b = sorted((cands[n], cands[o]))
+            w = files(a, b)
+            if w:
+                row.setdefault("with", {})[o] = w
+        if row:
+            out[n] = row
+    if dirty:
+        _save(path, cache)
+    return out
+
