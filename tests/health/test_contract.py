@@ -113,10 +113,9 @@ def test_no_test_double_in_the_shipped_package():
 
 # Functions over 60 lines not split yet (issue 11 item 4 continues): the list may only shrink.
 LONG_KNOWN = {
-    "owed/measure/run.py:measure", "owed/obligations.py:owed", "owed/ops/amend.py:amend",
-    "owed/ledger/store.py:verify", "owed/acceptance.py:item_for", "owed/gitops/proc.py:_pump", "driver/loop.py:main", "owed/ops/adopt.py:adopt",
-    "driver/demo.py:plan_text", "owed/ops/sweep.py:sweep",
-    "owed/ops/review.py:review",
+    "owed/measure/run.py:measure", "owed/obligations.py:owed",
+    "owed/ledger/store.py:verify", "owed/gitops/proc.py:_pump", "driver/loop.py:main",
+    "driver/demo.py:plan_text",
 }
 
 
