@@ -187,8 +187,8 @@ def _setup(plan, job: Job, tree: str, log: list[str], t0: float) -> Measured | N
         return None
     log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
     why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
-    return Measured(job, "error", note=f"environment: setup failed in the measurement tree ({why})", log="\n".join(log).encode(),
-                    duration_ms=_ms_since(t0))
+    return Measured(job, "error", note=f"environment: setup failed in the measurement tree ({why})",
+                    log="\n".join(log).encode(), duration_ms=_ms_since(t0))
 
 
 def _run_once(plan, job: Job, spec, tree: str, found, label: str):
