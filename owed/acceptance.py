@@ -22,6 +22,7 @@ from __future__ import annotations
 import msgspec
 
 from owed.canon import digest
+from owed.ids import is_owner
 from owed.keys import split
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
 from owed.waits import open_waits
@@ -199,14 +200,14 @@ def _judged_item(rec, node, kind: str, obligation: str, key: str, mine: list[Blo
         need, rank = 1, 2
     else:
         need, rank = 1, 3
-        oks = [r for r in oks if r.by.startswith("owner:")]
+        oks = [r for r in oks if is_owner(r.by)]
     good = [r.by for r in oks if r.rank >= rank]
     if len(good) >= need and not mine:
         return Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
     # A block on this very content asks the writer to repair; a block left on an older candidate asks for a
     # re-review (the same reviewer at >= its rank, or a higher rank, clears it); an owner block or approval is
     # the owner's.
-    if kind == "approve" or any(b.by.startswith("owner:") for b in mine):
+    if kind == "approve" or any(is_owner(b.by) for b in mine):
         who = "owner"
     elif any(b.key == key for b in mine):
         who = "writer"

@@ -27,6 +27,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import active_blocks, items, recused
 from owed.errors import Refused, UsageError
+from owed.ids import ReviewVerdict
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, is_owner,
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
@@ -50,7 +51,7 @@ def _reviewer(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str
 
 
 def _rank(by: str, rank: int | None) -> int:
-    if P.role_of(by) == "owner":
+    if P.is_owner(by):
         if rank not in (None, 3):
             raise Refused(f"owner reviews use --rank 3 (an owner review is an override), not --rank {rank}")
         return 3
@@ -80,12 +81,12 @@ def _rulings_warning(state, plan, node_id: str, e: E.Review, cand12: str) -> str
     latest = max(x.seq for x in state.rules if ("*" in x.nodes or node_id in x.nodes)
                  and not (x.prospective and x.seq > slot.seq))
     rank = f" --rank {e.rank}" if e.rank != 1 else ""
-    owner = f" --as {e.by}" if P.role_of(e.by) == "owner" else ""  # never print --as of a non-owner principal
+    owner = f" --as {e.by}" if P.is_owner(e.by) else ""  # never print --as of a non-owner principal
     return (f"warning: rulings up to #{latest} are not acknowledged; the verdict is recorded. Acknowledge them: "
             f"owed review {node_id} --ok{rank} --ack-rulings {latest} --candidate {cand12}{owner} --note \"...\"")
 
 
-def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str, obligation: str = "review",
+def review(cwd: str, node_id: str, *, verdict: ReviewVerdict, rank: int | None, note: str, obligation: str = "review",
            needs_parent: bool = False, ack_rulings: int | None = None, candidate: str | None = None,
            as_: str | None = None, i_am_owner: bool = False, model: str | None = None) -> Done:
     from owed.rails_env import model_arg, reported_model
@@ -132,7 +133,7 @@ def _review_done(state, plan, node_id: str, written: list, by_who: str) -> Done:
     e = written[0]
     cand = state.open_slot(node_id).cand
     cand12 = short(cand.commit)
-    label = f"rank {e.rank}" + (", owner override" if P.role_of(e.by) == "owner" else "")
+    label = f"rank {e.rank}" + (", owner override" if P.is_owner(e.by) else "")
     lines = [f"Recorded review #{e.seq} of {node_id} {e.obligation}: {e.verdict} ({label}) by {by_who} "
              f"on candidate #{cand.seq} {cand12}"]
     doc: dict[str, Any] = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
