@@ -40,9 +40,7 @@ COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
 
 
 def plan_text(agent_command: str) -> str:
-    def check(cid, cond, reads):
-        return f"      - {{id: {cid}, run: '{cond} && {COUNT}', timeout_s: 30, reads: [{reads}]}}"
-
+    """The demo plan: an invariant, the scripted agent as writer and reviewer, six nodes (`_nodes_text`)."""
     return textwrap.dedent(f"""\
         version: 1
         trunk: main
@@ -60,6 +58,16 @@ def plan_text(agent_command: str) -> str:
           max: 3
           measure: 2
           repairs: 2
+        """) + _nodes_text()
+
+
+def _check(cid: str, cond: str, reads: str) -> str:
+    return f"      - {{id: {cid}, run: '{cond} && {COUNT}', timeout_s: 30, reads: [{reads}]}}"
+
+
+def _nodes_text() -> str:
+    check = _check
+    return textwrap.dedent(f"""\
         nodes:
           - id: core
             title: Core module

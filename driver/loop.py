@@ -333,6 +333,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     import anyio
 
     from driver import lock as drive_lock
+    from driver.exits import error_message, record_exit
     from driver.log import DriveLog, log_path, stdout_is, summary
     from owed.git import Repo
 
@@ -373,24 +374,9 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
             except KeyboardInterrupt:
                 outcome = Outcome(130, "killed")
             except Exception as e:  # noqa: BLE001 - recorded as the exit record, then reported
-                from owed.errors import OwedError
-
-                msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
-                outcome = Outcome(3, "error", msg.splitlines()[0] if msg else type(e).__name__)
+                outcome = Outcome(3, "error", error_message(e))
             reason = "idle" if outcome.reason == "once" else outcome.reason  # a --once pass ends as idle
-            doc = {"event": "exit", "code": outcome.code, "reason": reason, "error": outcome.error}
-            text = f"driver exit: {reason}" + (f" ({outcome.error})" if outcome.error else "")
-            if driver is not None:
-                driver.stats["cpu_s"] = time.process_time() - driver._cpu0
-                pt = driver._pass_times
-                if len(pt) >= 40:  # the pass cost at the start and at the end of the run (ledger length)
-                    driver.stats["pass_first_s"] = sum(pt[:20]) / 20
-                    driver.stats["pass_last_s"] = sum(pt[-20:]) / 20
-                doc["stats"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in driver.stats.items()}
-                driver.notifier.at_exit(outcome.code, reason, outcome.error)  # before the exit record: it is last
-                driver.emit(doc, text)
-            elif log is not None:
-                log.exit_record(outcome.code, reason, outcome.error)
+            record_exit(driver, log, outcome.code, reason, outcome.error)
             return outcome.code
     finally:
         for s_, h in old.items():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import msgspec
 
 from owed.canon import digest
+from owed.ids import is_owner
 from owed.keys import split
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
 from owed.waits import open_waits
@@ -180,68 +181,90 @@ def _rulings_hint(slot, latest: int) -> str:
     return f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
 
 
+def _executed_item(state: State, plan, node, node_id: str, obligation: str, key: str, mine: list[Block]) -> Item:
+    """check, red, strength, writes: the observation's verdict (a quarantined check's failure is W), and old
+    execution blocks binding until attributed."""
+    ids = [b.seq for b in mine]
+    kind, rest = split(obligation)
+    mark, who, obs, status = _executed(state, node_id, obligation, key)
+    if status == "failed" and kind == "check" and _quarantined(state, plan, node, rest, obs, node_id):
+        mark, who, status = "W", None, "quarantined"
+    item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
+    if status in ("waiting", "remeasure"):
+        item.hint = _wait_hint(state, node_id, status)
+    if mark == "E" and mine:
+        flaky = any(b.flaky is not None for b in mine)
+        item = Item(obligation=obligation, key=key, mark="D", status="blocked",
+                    discharger="owner" if flaky else "executor", obs=obs, blocks=ids,
+                    hint=None if flaky else f"old failures bind until attributed: owed attest {node_id}")
+    return item
+
+
+def _judged_item(rec, node, kind: str, obligation: str, key: str, mine: list[Block]) -> Item:
+    """review, closure-review, approve: enough ok reviews at the rank, and no block."""
+    revs = _reviews(rec, obligation, key)
+    oks = [r for r in revs if r.verdict == "ok"]
+    if kind == "review":
+        need, rank = node.review.count, node.review.min_rank
+    elif kind == "closure-review":
+        need, rank = 1, 2
+    else:
+        need, rank = 1, 3
+        oks = [r for r in oks if is_owner(r.by)]
+    good = [r.by for r in oks if r.rank >= rank]
+    if len(good) >= need and not mine:
+        return Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
+    # A block on this very content asks the writer to repair; a block left on an older candidate asks for a
+    # re-review (the same reviewer at >= its rank, or a higher rank, clears it); an owner block or approval is
+    # the owner's.
+    if kind == "approve" or any(is_owner(b.by) for b in mine):
+        who = "owner"
+    elif any(b.key == key for b in mine):
+        who = "writer"
+    else:
+        who = "reviewer"
+    return Item(obligation=obligation, key=key, mark="D", status="blocked" if mine else "missing",
+                discharger=who, reviewers=good, blocks=[b.seq for b in mine])
+
+
+def _rulings_item(state: State, rec, node_id: str, obligation: str, key: str) -> Item:
+    slot = rec.slot
+    latest = _latest_rule(state, node_id, slot)
+    acked = latest is None or slot.rulings_seen >= latest or any(
+        r.seq > latest and r.verdict == "ok" and (r.ack_rulings or 0) >= latest and r.rank >= 1
+        for r in rec.reviews if not recused(rec, r.by))
+    return Item(obligation=obligation, key=key, mark="E" if acked else "D",
+                status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
+                hint=None if acked else _rulings_hint(slot, latest))
+
+
+def _evidence_item(rec, node, ev_id: str, obligation: str, key: str, mine: list[Block]) -> Item:
+    """evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)."""
+    spec = next((ev for ev in node.evidence if ev.id == ev_id), None)
+    roles = ("owner", spec.by) if spec else ("owner",)
+    by = [ev.by for ev in rec.evidence if ev.id == ev_id and ev.key == key and ev.files
+          and ev.by.partition(":")[0] in roles and not recused(rec, ev.by)]
+    if by and not mine:
+        return Item(obligation=obligation, key=key, mark="E", status="manual", reviewers=by)
+    who = "owner" if spec and spec.by == "owner" else (spec.by if spec else "reviewer")
+    return Item(obligation=obligation, key=key, mark="D", status="missing", discharger=who,
+                blocks=[b.seq for b in mine])
+
+
 def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
     rec = state.nodes[node_id]
     node = plan.node(node_id)
-    slot = rec.slot
     kind, rest = split(obligation)
     mine = [b for b in blocks if b.obligation == obligation]
     ids = [b.seq for b in mine]
     if kind in EXECUTED:
-        mark, who, obs, status = _executed(state, node_id, obligation, key)
-        if status == "failed" and kind == "check" and _quarantined(state, plan, node, rest, obs, node_id):
-            mark, who, status = "W", None, "quarantined"
-        item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
-        if status in ("waiting", "remeasure"):
-            item.hint = _wait_hint(state, node_id, status)
-        if mark == "E" and mine:
-            flaky = any(b.flaky is not None for b in mine)
-            item = Item(obligation=obligation, key=key, mark="D", status="blocked",
-                        discharger="owner" if flaky else "executor", obs=obs, blocks=ids,
-                        hint=None if flaky else f"old failures bind until attributed: owed attest {node_id}")
+        item = _executed_item(state, plan, node, node_id, obligation, key, mine)
     elif kind in ("review", "closure-review", "approve"):
-        revs = _reviews(rec, obligation, key)
-        oks = [r for r in revs if r.verdict == "ok"]
-        if kind == "review":
-            need, rank = node.review.count, node.review.min_rank
-        elif kind == "closure-review":
-            need, rank = 1, 2
-        else:
-            need, rank = 1, 3
-            oks = [r for r in oks if r.by.startswith("owner:")]
-        good = [r.by for r in oks if r.rank >= rank]
-        if len(good) >= need and not mine:
-            item = Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
-        else:
-            # A block on this very content asks the writer to repair; a block left on an older candidate
-            # asks for a re-review (the same reviewer at >= its rank, or a higher rank, clears it); an owner
-            # block or approval is the owner's.
-            if kind == "approve" or any(b.by.startswith("owner:") for b in mine):
-                who = "owner"
-            elif any(b.key == key for b in mine):
-                who = "writer"
-            else:
-                who = "reviewer"
-            item = Item(obligation=obligation, key=key, mark="D", status="blocked" if mine else "missing",
-                        discharger=who, reviewers=good, blocks=ids)
+        item = _judged_item(rec, node, kind, obligation, key, mine)
     elif kind == "rulings":
-        latest = _latest_rule(state, node_id, slot)
-        acked = latest is None or slot.rulings_seen >= latest or any(
-            r.seq > latest and r.verdict == "ok" and (r.ack_rulings or 0) >= latest and r.rank >= 1
-            for r in rec.reviews if not recused(rec, r.by))
-        item = Item(obligation=obligation, key=key, mark="E" if acked else "D",
-                    status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
-                    hint=None if acked else _rulings_hint(slot, latest))
-    else:  # evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)
-        spec = next((ev for ev in node.evidence if ev.id == rest), None)
-        roles = ("owner", spec.by) if spec else ("owner",)
-        by = [ev.by for ev in rec.evidence if ev.id == rest and ev.key == key and ev.files
-              and ev.by.partition(":")[0] in roles and not recused(rec, ev.by)]
-        if by and not mine:
-            item = Item(obligation=obligation, key=key, mark="E", status="manual", reviewers=by)
-        else:
-            who = "owner" if spec and spec.by == "owner" else (spec.by if spec else "reviewer")
-            item = Item(obligation=obligation, key=key, mark="D", status="missing", discharger=who, blocks=ids)
+        item = _rulings_item(state, rec, node_id, obligation, key)
+    else:
+        item = _evidence_item(rec, node, rest, obligation, key, mine)
     if item.mark == "E" and kind in EXECUTED:
         # The owner accepted the risk of this obligation's failures for this very key: the receipt rests
         # on that waiver, not on the measurement alone, so it stays visible as W.

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import re
 
-from owed.errors import Refused, UsageError
+from typing import cast
 
-ROLES = ("owner", "parent", "writer", "reviewer", "executor")
-CHANNELS = ("delegated", "flag", "tty", "pi-confirm")
+from owed.errors import Refused, UsageError
+from owed.ids import CHANNELS, ROLES, Role, has_role, is_owner  # noqa: F401 - the roles live in owed/ids.py
 EXECUTOR = "executor:owed"
 DRIVER = "parent:drive"
 DRIVER_KINDS = frozenset({"dispatch", "launch", "send", "halt", "rebase", "abandon"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*$")
 
 
-def parse(text: str) -> tuple[str, str]:
+def parse(text: str) -> tuple[Role, str]:
     """`role:id` → (role, id); raises UsageError on anything else.
 
     >>> parse("reviewer:demo-reviewer")
@@ -28,7 +28,7 @@ def parse(text: str) -> tuple[str, str]:
     role, sep, ident = text.partition(":")
     if not sep or role not in ROLES or not _ID.match(ident):
         raise UsageError(f"bad principal {text!r}: expected role:id with role one of {', '.join(ROLES)}")
-    return role, ident
+    return cast(Role, role), ident
 
 
 def role_of(text: str) -> str:

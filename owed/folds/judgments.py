@@ -15,11 +15,12 @@ from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
+from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
 from owed.waits import open_waits, overlap_only, waits_of
 
-VERDICTS = ("pass", "fail", "error")
+VERDICTS = OBS_VERDICTS
 
 
 def _record(state: State, e: E.Obs) -> ObsRec:
@@ -196,7 +197,7 @@ def fold_review(state: State, e: E.Review, plan) -> None:
         raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
     if kind == "approve" and role != "owner":
         raise refuse(e, "only the owner approves")
-    if e.verdict not in ("ok", "block"):
+    if e.verdict not in REVIEW_VERDICTS:
         raise refuse(e, "verdict must be ok or block")
     if not 1 <= e.rank <= 3 or (role == "owner") != (e.rank == 3):
         raise refuse(e, "rank is 1 or 2 for reviewers, 3 for the owner")
@@ -213,7 +214,7 @@ def fold_review(state: State, e: E.Review, plan) -> None:
                                 note=e.note, needs=e.needs))
         return
     for b in rec.blocks:
-        owners = b.by.startswith("owner:") and e.by.startswith("owner:")  # the owner is one principal
+        owners = is_owner(b.by) and is_owner(e.by)  # the owner is one principal
         if b.kind == "judgment" and b.cleared is None and b.obligation == e.obligation and (
             (b.by == e.by and e.rank >= b.rank) or e.rank > b.rank or owners
         ):

@@ -14,9 +14,10 @@ import re
 from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import refuse
+from owed.ids import OBS_VERDICTS
 from owed.state import State
 
-VERDICTS = ("pass", "fail", "error")
+VERDICTS = OBS_VERDICTS
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 

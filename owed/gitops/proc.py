@@ -102,45 +102,26 @@ def failure(args: list[str], code: int, err: bytes) -> GitError:
     )
 
 
-def _pump(
-    args: list[str],
-    cwd: str | os.PathLike,
-    sink: Callable[[bytes], None],
-    *,
-    input: bytes | None,
-    env: Mapping[str, str] | None,
-    timeout: float,
-) -> tuple[int, bytes]:
-    """Run git, feed stdout chunks to `sink`, return (exit code, stderr tail). Always reaps the child."""
-    import selectors  # here, not at import: read paths that answer from git's files start no child
+def _stdin_of(input: bytes | None) -> tuple[int | IO[bytes], IO[bytes] | None]:
+    """DEVNULL, or a temp file holding `input`: no write/read deadlock however large input and output are."""
     import subprocess
 
-    stdin: int | IO[bytes] = subprocess.DEVNULL
-    tmp = None
-    if input is not None:
-        # A temp file instead of a pipe: no write/read deadlock however large input and output are.
-        import tempfile  # only calls with input need it (tempfile pulls in shutil and random)
+    if input is None:
+        return subprocess.DEVNULL, None
+    import tempfile  # only calls with input need it (tempfile pulls in shutil and random)
 
-        tmp = tempfile.TemporaryFile()
-        tmp.write(input)
-        tmp.seek(0)
-        stdin = tmp
-    try:
-        proc = subprocess.Popen(
-            ["git", *args],
-            cwd=os.fspath(cwd),
-            env=git_env(env),
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as e:
-        if tmp:
-            tmp.close()
-        raise GitError(f"git {_subcommand(args)} could not start: {e}") from e
+    tmp = tempfile.TemporaryFile()
+    tmp.write(input)
+    tmp.seek(0)
+    return tmp, tmp
+
+
+def _drain(proc, args: list[str], sink: Callable[[bytes], None], deadline: float, timeout: float) -> tuple[int, bytes]:
+    """stdout chunks to `sink`, the stderr tail kept, until both close; then the exit code (bounded by `deadline`)."""
+    import selectors
+    import subprocess
+
     err = bytearray()
-    deadline = time.monotonic() + timeout
     sel = selectors.DefaultSelector()
     try:
         sel.register(proc.stdout, selectors.EVENT_READ, "out")
@@ -158,13 +139,45 @@ def _pump(
                 else:
                     err += chunk
                     del err[:-_STDERR_KEEP]
-        try:
-            code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:  # pipes closed, process still running: same bound as output
-            raise GitError(f"git {_subcommand(args)} timed out after {timeout:g}s", details={"argv": ["git", *args]}) from None
-        return code, bytes(err)
     finally:
         sel.close()
+    try:
+        code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:  # pipes closed, process still running: same bound as output
+        raise GitError(f"git {_subcommand(args)} timed out after {timeout:g}s", details={"argv": ["git", *args]}) from None
+    return code, bytes(err)
+
+
+def _pump(
+    args: list[str],
+    cwd: str | os.PathLike,
+    sink: Callable[[bytes], None],
+    *,
+    input: bytes | None,
+    env: Mapping[str, str] | None,
+    timeout: float,
+) -> tuple[int, bytes]:
+    """Run git, feed stdout chunks to `sink`, return (exit code, stderr tail). Always reaps the child."""
+    import subprocess  # here, not at import: read paths that answer from git's files start no child
+
+    stdin, tmp = _stdin_of(input)
+    try:
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=os.fspath(cwd),
+            env=git_env(env),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        if tmp:
+            tmp.close()
+        raise GitError(f"git {_subcommand(args)} could not start: {e}") from e
+    try:
+        return _drain(proc, args, sink, time.monotonic() + timeout, timeout)
+    finally:
         if proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)

@@ -334,53 +334,16 @@ class Ledger:
             if not repair:
                 raise
             head = None  # rewritten below from a ledger that verifies
-        try:
-            data = self.file.read_bytes()
-        except FileNotFoundError:
-            self.require()
         report: dict = {"ok": True, "entries": 0}
-        if data and not data.endswith(b"\n"):
-            if not repair:
-                decode_buffer(data, 0, locked=True)  # raises naming the torn seq
-            with DirLock(self.root / "lock"):
-                data = self.file.read_bytes()
-                cut = data.rfind(b"\n") + 1
-                os.truncate(self.file, cut)
-                report["repaired"] = f"dropped an incomplete final line of {len(data) - cut} bytes"
-                data = data[:cut]
+        data = self._verify_bytes(repair, report)
         snap = self._read_snapshot()
         self._plans.clear()
         self._memo = None
-        state = State()
-        snap_bytes = self._snap_enc.encode(snap.state) if snap else None
-        mismatch = None
-        named: dict[str, list[int]] = {}
-        at_head = None
         entries = decode_buffer(data, 0, locked=True)
         # First the chain (order, hashes, the head record) and the blobs the entries name, so damage is
         # reported as damage; then the replay of every guard.
-        for i, e in enumerate(entries):
-            if e.seq != i:
-                raise IntegrityError(f"ledger entry #{i} is out of sequence (found seq {e.seq})")
-            if not check_hash(e):
-                raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
-            for sha in blob_refs(e):
-                named.setdefault(sha, []).append(e.seq)
-            if head is not None and e.seq == head[0]:
-                at_head = e.hash
-        gone = head_record.missing(head, len(entries) - 1)
-        if gone is not None:
-            raise gone
-        if head is not None and at_head != head[1]:
-            raise head_record.mismatch(head[0])
-        self._check_blobs(named)
-        for e in entries:
-            try:
-                apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
-            except Refused as err:
-                raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
-            if snap is not None and e.seq == snap.seq and self._snap_enc.encode(state) != snap_bytes:
-                mismatch = e.seq
+        self._verify_chain(entries, head)
+        state, mismatch = self._replay(entries, snap)
         if self.snapshot_damaged:
             report["snapshotDamaged"] = True
         if snap is not None and (mismatch is not None or snap.seq > state.seq):
@@ -405,6 +368,59 @@ class Ledger:
                 with DirLock(self.root / "lock"):
                     head_record.write(self.root, state.seq, state.head)
         return report
+
+    def _verify_bytes(self, repair: bool, report: dict) -> bytes:
+        """The ledger file's bytes; a torn final line is refused (naming its seq) or, with `repair`, cut off."""
+        try:
+            data = self.file.read_bytes()
+        except FileNotFoundError:
+            self.require()
+            data = b""
+        if data and not data.endswith(b"\n"):
+            if not repair:
+                decode_buffer(data, 0, locked=True)  # raises naming the torn seq
+            with DirLock(self.root / "lock"):
+                data = self.file.read_bytes()
+                cut = data.rfind(b"\n") + 1
+                os.truncate(self.file, cut)
+                report["repaired"] = f"dropped an incomplete final line of {len(data) - cut} bytes"
+                data = data[:cut]
+        return data
+
+    def _verify_chain(self, entries: list, head) -> None:
+        """Order, hashes, the head record, and every blob an entry names."""
+        named: dict[str, list[int]] = {}
+        at_head = None
+        for i, e in enumerate(entries):
+            if e.seq != i:
+                raise IntegrityError(f"ledger entry #{i} is out of sequence (found seq {e.seq})")
+            if not check_hash(e):
+                raise IntegrityError(f"ledger entry #{e.seq} hash mismatch: the entry was changed after it was written")
+            for sha in blob_refs(e):
+                named.setdefault(sha, []).append(e.seq)
+            if head is not None and e.seq == head[0]:
+                at_head = e.hash
+        gone = head_record.missing(head, len(entries) - 1)
+        if gone is not None:
+            raise gone
+        if head is not None and at_head != head[1]:
+            raise head_record.mismatch(head[0])
+        self._check_blobs(named)
+
+    def _replay(self, entries: list, snap) -> tuple[State, int | None]:
+        """Every entry through the reducer from an empty state (a refusal is damage); the seq where the
+        snapshot's state disagrees with the replay, if it does."""
+        state = State()
+        snap_bytes = self._snap_enc.encode(snap.state) if snap else None
+        mismatch = None
+        for e in entries:
+            try:
+                apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
+            except Refused as err:
+                raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
+            if snap is not None and e.seq == snap.seq and self._snap_enc.encode(state) != snap_bytes:
+                mismatch = e.seq
+        return state, mismatch
 
     def _check_blobs(self, named: dict[str, list[int]]) -> None:
         from owed.ledger.blobs import check

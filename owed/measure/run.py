@@ -171,10 +171,89 @@ def _prepare(repo, plan, job: Job, dest: str) -> str:
     return str(repo.materialize(job.commit, dest, pins))
 
 
-def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
-    from owed.measure.shell import run_in_tree
-    from owed.measure.verdict import aggregate_repeat, judge
+def _ms_since(t0: float) -> int:
+    return int((time.monotonic() - t0) * 1000)
 
+
+def _setup(plan, job: Job, tree: str, log: list[str], t0: float) -> Measured | None:
+    """The plan's setup in the measurement tree; a failed setup is the measurement's ⊥ (None: it passed)."""
+    from owed.measure.shell import run_in_tree
+
+    if not plan.setup:
+        return None
+    with watch.running(watch.label(job) + " setup") as out:
+        s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S, output=out)
+    if s.ok:
+        return None
+    log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
+    why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
+    return Measured(job, "error", note=f"environment: setup failed in the measurement tree ({why})",
+                    log="\n".join(log).encode(), duration_ms=_ms_since(t0))
+
+
+def _run_once(plan, job: Job, spec, tree: str, found, label: str):
+    """One run of the check in the tree: (runner outcome, exit code, judgement, report problem, report)."""
+    from owed.measure.shell import run_in_tree
+    from owed.measure.verdict import judge
+
+    _clear_report(found, tree)
+    with watch.running(label) as seen:
+        out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None),
+                          output=seen)
+    report, report_problem = _read_report(spec, found, tree) if found else (None, None)
+    code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
+    # The runner also flags exits 126/127 as could_not_run; the judge reads those exit codes itself (126/127
+    # with a test count is a counted failure), so only a spawn failure is passed.
+    spawn_failed = out.could_not_run and out.exit_code is None
+    j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=spawn_failed, output=out.text,
+              timeout_s=spec.timeout_s, min_tests=None if job.red else spec.min_tests, red=job.red,
+              red_expect=getattr(spec, "red_expect", None), cwd=tree, template=spec.template,
+              min_ok=spec.min_ok, report=report, reads_report=found is not None, report_problem=report_problem)
+    return out, code, j, report_problem, report
+
+
+def _runs(plan, job: Job, spec, tree: str, log: list[str]):
+    """The check's runs (`repeat`: until the verdict is decided): (judgements, votes, the last run)."""
+    rep = getattr(spec, "repeat", None)
+    runs_n, need = (rep.runs, rep.needed) if rep else (1, 1)
+    judgements, votes, last = [], [], None
+    found = _report_path(spec, tree)
+    for i in range(runs_n):
+        label = watch.label(job) + (f" run {i + 1}/{runs_n}" if runs_n > 1 else "")
+        out, code, j, report_problem, report = _run_once(plan, job, spec, tree, found, label)
+        judgements.append(j)
+        last = (out, code, j)
+        if rep:
+            log.append(f"=== run {i + 1} of {runs_n}: {j.verdict} ===")
+            votes.append(E.RunVote(verdict=j.verdict, exit=code, counts=_counts(j.counts), duration_ms=out.duration_ms))
+        log += _outcome_lines(out, spec.timeout_s)
+        if found:
+            rel = os.path.relpath(found[1], tree)
+            log.append(f"--- {spec.template} report {rel}: " + (report_problem or _described(report)) + " ---")
+        passes = sum(1 for x in judgements if x.verdict == "pass")
+        if j.verdict == "error" or passes >= need or passes + (runs_n - i - 1) < need:
+            break
+    return judgements, votes, last
+
+
+def _verdict(spec, judgements: list, j) -> tuple[str, bool, str | None]:
+    """(verdict, noisy, note) of the runs: the repeat tally heads the note of a repeated check."""
+    from owed.measure.verdict import aggregate_repeat
+
+    rep = getattr(spec, "repeat", None)
+    if not rep:
+        return j.verdict, False, j.note
+    runs_n, need = rep.runs, rep.needed
+    verdict, noisy = aggregate_repeat(judgements, runs_n, need)
+    if len(judgements) < runs_n and verdict == "fail" and "error" not in [x.verdict for x in judgements]:
+        verdict = "fail"
+    n_pass = sum(1 for x in judgements if x.verdict == "pass")
+    head = f"{'noisy ' if noisy else ''}({n_pass}/{len(judgements)} passed)"
+    note = head if verdict == "pass" else (f"{head}\n{j.note}" if j.note else head)
+    return verdict, noisy, note
+
+
+def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
     if job.strength:
         from owed.measure.strength import measure_strength
 
@@ -195,61 +274,19 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
             msg = (f"environment: could not prepare the measurement tree: "
                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
             return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
-                            duration_ms=int((time.monotonic() - t0) * 1000))
+                            duration_ms=_ms_since(t0))
         log = _header(job, spec.run, tree)
         if getattr(spec, "template", None):
             log.insert(3, f"template: {spec.template}")
-        if plan.setup:
-            with watch.running(watch.label(job) + " setup") as out:
-                s = run_in_tree(plan, plan.setup, tree, SETUP_TIMEOUT_S, output=out)
-            if not s.ok:
-                log += ["--- setup ---", *_outcome_lines(s, SETUP_TIMEOUT_S)]
-                why = "timed out" if s.timed_out else f"exit {s.exit_code if s.exit_code is not None else s.signal}"
-                return Measured(job, "error", note=f"environment: setup failed in the measurement tree ({why})",
-                                log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000))
-        rep = getattr(spec, "repeat", None)
-        runs_n, need = (rep.runs, rep.needed) if rep else (1, 1)
-        judgements, votes, last = [], [], None
-        found = _report_path(spec, tree)
-        for i in range(runs_n):
-            _clear_report(found, tree)
-            with watch.running(watch.label(job) + (f" run {i + 1}/{runs_n}" if runs_n > 1 else "")) as seen:
-                out = run_in_tree(plan, spec.run, tree, spec.timeout_s, on_timeout=getattr(spec, "on_timeout", None),
-                                  output=seen)
-            report, report_problem = _read_report(spec, found, tree) if found else (None, None)
-            code = out.exit_code if out.exit_code is not None else (-out.signal if out.signal else None)
-            # The runner also flags exits 126/127 as could_not_run; the judge reads those exit codes
-            # itself (126/127 with a test count is a counted failure), so only a spawn failure is passed.
-            spawn_failed = out.could_not_run and out.exit_code is None
-            j = judge(exit_code=code, timed_out=out.timed_out, could_not_run=spawn_failed, output=out.text,
-                      timeout_s=spec.timeout_s, min_tests=None if job.red else spec.min_tests, red=job.red,
-                      red_expect=getattr(spec, "red_expect", None), cwd=tree, template=spec.template,
-                      min_ok=spec.min_ok, report=report, reads_report=found is not None, report_problem=report_problem)
-            judgements.append(j)
-            last = (out, code, j)
-            if rep:
-                log.append(f"=== run {i + 1} of {runs_n}: {j.verdict} ===")
-                votes.append(E.RunVote(verdict=j.verdict, exit=code, counts=_counts(j.counts), duration_ms=out.duration_ms))
-            log += _outcome_lines(out, spec.timeout_s)
-            if found:
-                rel = os.path.relpath(found[1], tree)
-                log.append(f"--- {spec.template} report {rel}: " + (report_problem or _described(report)) + " ---")
-            passes = sum(1 for x in judgements if x.verdict == "pass")
-            if j.verdict == "error" or passes >= need or passes + (runs_n - i - 1) < need:
-                break
-        out, code, j = last
-        verdict, noisy = aggregate_repeat(judgements, runs_n, need) if rep else (j.verdict, False)
-        if rep and len(judgements) < runs_n and verdict == "fail" and "error" not in [x.verdict for x in judgements]:
-            verdict = "fail"
-        note = j.note
-        if rep:
-            n_pass = sum(1 for x in judgements if x.verdict == "pass")
-            head = f"{'noisy ' if noisy else ''}({n_pass}/{len(judgements)} passed)"
-            note = head if verdict == "pass" else (f"{head}\n{note}" if note else head)
+        failed_setup = _setup(plan, job, tree, log, t0)
+        if failed_setup is not None:
+            return failed_setup
+        judgements, votes, (out, code, j) = _runs(plan, job, spec, tree, log)
+        verdict, noisy, note = _verdict(spec, judgements, j)
         failed = tuple(dict.fromkeys(n for x in judgements for n in x.failed))
         return Measured(job, verdict, exit=code, counts=_counts(j.counts), note=note, failed=failed,
-                        log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
-                        timed_out=out.timed_out, runs=votes, noisy=noisy)
+                        log="\n".join(log).encode(), duration_ms=_ms_since(t0), timed_out=out.timed_out, runs=votes,
+                        noisy=noisy)
     finally:
         # Also when preparing failed or was interrupted: a half-made worktree stays registered (and
         # locked, so `git worktree prune` keeps it) unless it is removed by name.

@@ -62,15 +62,15 @@ otherwise fail. `noisy` is true when both passes and failures were seen.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import msgspec
 
+from owed.ids import ObsVerdict
 from owed.measure.counts import MAX_NAMES, Counts, describe, read_counts
 from owed.measure.failures import failed_names, failure_note
 from owed.measure.logtext import one_line, strip_ansi, tail
 
-Verdict = Literal["pass", "fail", "error"]
+Verdict = ObsVerdict  # owed/ids.py
 COMMAND_TAIL = 5
 ANON_TAIL = 15
 TIMEOUT_TAIL = 3

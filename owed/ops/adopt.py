@@ -58,25 +58,7 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
                       f"<descendant> {ref})")
     count = repo.count_commits(prior, ref)
     changed = repo.changed_paths(prior, ref)
-    shown = "\n".join(changed[:50]) + (f"\n… +{len(changed) - 50} more paths" if len(changed) > 50 else "")
-    under = None
-    if as_ and P.role_of(as_) == "parent" and not i_am_owner:
-        # A parent adopts alone, with no prompt, only inside the plan's allow adopt scopes.
-        from owed.folds.adopt import outside_adopt_scope
-
-        by, channel = authority.actor(as_, "parent:cli"), None
-        outside = outside_adopt_scope(ctx.plan, changed)
-        if outside == "":
-            raise Refused(f"{by} may not adopt: the plan has no allow adopt scope (the owner adopts, or add "
-                          f"allow: [{{adopt: [...]}}] in a plan update)")
-        if outside is not None:
-            raise Refused(f"{by} may not adopt {prior[:12]}..{ref[:12]}: {outside} is outside the plan's allow "
-                          f"adopt scopes; the owner adopts it")
-        under = st.allow_seq
-    else:
-        by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
-                                                        f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
-                                                        f"{shown}\nNote: {note}")
+    by, channel, under = _adopter(ctx, as_, i_am_owner, prior, ref, count, changed, note)
     observed: list = []
     from owed.ops.adopt_wait import DEFAULT_WAIT_S, Budget, marker, wait_turn
 
@@ -95,6 +77,29 @@ def adopt(cwd: str, *, note: str, commit: str | None, as_: str | None, i_am_owne
                                  changed=changed, under=under, observed=observed)
         finally:
             lock.release()
+
+
+def _adopter(ctx, as_: str | None, i_am_owner: bool, prior: str, ref: str, count: int, changed: list[str],
+             note: str) -> tuple[str, str | None, int | None]:
+    """(principal, channel, allowance): a parent adopts alone, with no prompt, only inside the plan's allow
+    adopt scopes (under that allowance); otherwise the owner, who confirms the commits and paths shown."""
+    if as_ and P.role_of(as_) == "parent" and not i_am_owner:
+        from owed.folds.adopt import outside_adopt_scope
+
+        by = authority.actor(as_, "parent:cli")
+        outside = outside_adopt_scope(ctx.plan, changed)
+        if outside == "":
+            raise Refused(f"{by} may not adopt: the plan has no allow adopt scope (the owner adopts, or add "
+                          f"allow: [{{adopt: [...]}}] in a plan update)")
+        if outside is not None:
+            raise Refused(f"{by} may not adopt {prior[:12]}..{ref[:12]}: {outside} is outside the plan's allow "
+                          f"adopt scopes; the owner adopts it")
+        return by, None, ctx.state.allow_seq
+    shown = "\n".join(changed[:50]) + (f"\n… +{len(changed) - 50} more paths" if len(changed) > 50 else "")
+    by, channel = authority.owner(as_, i_am_owner, f"Adopt {prior[:12]}..{ref[:12]} ({count} commit"
+                                                    f"{'s' if count != 1 else ''}) onto the ledger trunk:\n"
+                                                    f"{shown}\nNote: {note}")
+    return by, channel, None
 
 
 def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, under, observed) -> AdoptResult:

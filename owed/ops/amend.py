@@ -58,10 +58,9 @@ def _edit(text: str, node_id: str, paths: list[str]) -> str:
     return dump(yaml, doc)
 
 
-def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | None, as_: str | None,
-          i_am_owner: bool) -> dict:
+def _paths(writes: str, note: str) -> list[str]:
+    """--writes +a,+b → [a, b] (usage errors for a missing note, a path without +, or a bad pattern)."""
     from owed.globs import pattern_problems
-    from owed.plan.load import parse_plan, plan_blob, plan_sha
 
     if not (note or "").strip():
         raise UsageError("owed amend needs --note stating the limit of the widening")
@@ -73,6 +72,14 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
         problems = pattern_problems(p)
         if problems:
             raise UsageError(f"--writes +{p}: {'; '.join(problems)}")
+    return paths
+
+
+def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | None, as_: str | None,
+          i_am_owner: bool) -> dict:
+    from owed.plan.load import parse_plan, plan_blob, plan_sha
+
+    paths = _paths(writes, note)
     ctx = Context.load(cwd)
     st = ctx.state
     node = ctx.plan.node(node_id)

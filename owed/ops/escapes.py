@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from owed import entries as E
+from owed import principals as P
 from owed.errors import Refused, UsageError
 from owed.folds.escapes import CLASSES, decoy_digest
 from owed.ops import authority
@@ -28,7 +29,7 @@ def escape(cwd: str, node_id: str, *, merge: int, klass: str, note: str, evidenc
     by = authority.actor(as_, "parent:cli")
     if by.partition(":")[0] not in ("parent", "owner"):
         raise Refused(f"{by} may not record an escape (parent or owner)")
-    channel = "delegated" if by.startswith("owner:") else None
+    channel = "delegated" if P.is_owner(by) else None
     if ctx.state.merge_nodes.get(merge) != node_id:
         merges = [s for s, n in ctx.state.merge_nodes.items() if n == node_id]
         raise Refused(f"#{merge} is not a merge of {node_id}" + (f" (its merges: {', '.join('#%d' % s for s in merges)})"

@@ -27,6 +27,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import active_blocks, items, recused
 from owed.errors import Refused, UsageError
+from owed.ids import ReviewVerdict
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, is_owner,
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
@@ -50,7 +51,7 @@ def _reviewer(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str
 
 
 def _rank(by: str, rank: int | None) -> int:
-    if P.role_of(by) == "owner":
+    if P.is_owner(by):
         if rank not in (None, 3):
             raise Refused(f"owner reviews use --rank 3 (an owner review is an override), not --rank {rank}")
         return 3
@@ -80,16 +81,15 @@ def _rulings_warning(state, plan, node_id: str, e: E.Review, cand12: str) -> str
     latest = max(x.seq for x in state.rules if ("*" in x.nodes or node_id in x.nodes)
                  and not (x.prospective and x.seq > slot.seq))
     rank = f" --rank {e.rank}" if e.rank != 1 else ""
-    owner = f" --as {e.by}" if P.role_of(e.by) == "owner" else ""  # never print --as of a non-owner principal
+    owner = f" --as {e.by}" if P.is_owner(e.by) else ""  # never print --as of a non-owner principal
     return (f"warning: rulings up to #{latest} are not acknowledged; the verdict is recorded. Acknowledge them: "
             f"owed review {node_id} --ok{rank} --ack-rulings {latest} --candidate {cand12}{owner} --note \"...\"")
 
 
-def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str, obligation: str = "review",
+def review(cwd: str, node_id: str, *, verdict: ReviewVerdict, rank: int | None, note: str, obligation: str = "review",
            needs_parent: bool = False, ack_rulings: int | None = None, candidate: str | None = None,
            as_: str | None = None, i_am_owner: bool = False, model: str | None = None) -> Done:
     from owed.rails_env import model_arg, reported_model
-    from owed.views.why import clear_hint
 
     given = candidate_arg(candidate)
     if as_ is None and not i_am_owner:
@@ -123,33 +123,37 @@ def review(cwd: str, node_id: str, *, verdict: str, rank: int | None, note: str,
                          needs="parent" if needs_parent else None, model=model)]
 
     state, written = ctx.ledger.append(make)
+    return _review_done(state, ctx.ledger.plan(state.plan.sha), node_id, written, who(by, channel))
+
+
+def _review_done(state, plan, node_id: str, written: list, by_who: str) -> Done:
+    """The confirmation of a recorded review: a block's clear hint, or what an ok cleared and what still binds."""
+    from owed.views.why import clear_hint
+
     e = written[0]
-    plan = ctx.ledger.plan(state.plan.sha)
     cand = state.open_slot(node_id).cand
     cand12 = short(cand.commit)
-    label = f"rank {e.rank}" + (", owner override" if P.role_of(by) == "owner" else "")
-    lines = [f"Recorded review #{e.seq} of {node_id} {obligation}: {verdict} ({label}) by {who(by, channel)} "
+    label = f"rank {e.rank}" + (", owner override" if P.is_owner(e.by) else "")
+    lines = [f"Recorded review #{e.seq} of {node_id} {e.obligation}: {e.verdict} ({label}) by {by_who} "
              f"on candidate #{cand.seq} {cand12}"]
     doc: dict[str, Any] = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
-    if verdict == "block":
-        b = _block_of(state, node_id, e.seq)
-        hint = clear_hint(b, node_id, cand12)
+    if e.verdict == "block":
+        hint = clear_hint(_block_of(state, node_id, e.seq), node_id, cand12)
         lines.append(f"clear: {hint}")
         doc["clear"] = hint
-    else:
-        rec = state.nodes[node_id]
-        cleared = [b.seq for b in rec.blocks if b.cleared == e.seq]
-        if cleared:
-            lines.append("Cleared: " + ", ".join(f"#{s}" for s in cleared))
-        still = [b for b in active_blocks(state, plan, node_id) if b.kind == "judgment" and b.obligation == obligation]
-        for b in still:
-            lines.append(f"Still binding: #{b.seq} by {b.by} (rank {b.rank}); clear: {clear_hint(b, node_id, cand12)}")
-        doc["cleared"] = cleared
-        doc["binding"] = [b.seq for b in still]
-        warning = _rulings_warning(state, plan, node_id, e, cand12)
-        if warning:
-            lines.append(warning)
-            doc["warnings"] = [warning]
+        return Done(entries=written, lines=lines, doc=doc)
+    cleared = [b.seq for b in state.nodes[node_id].blocks if b.cleared == e.seq]
+    if cleared:
+        lines.append("Cleared: " + ", ".join(f"#{s}" for s in cleared))
+    still = [b for b in active_blocks(state, plan, node_id) if b.kind == "judgment" and b.obligation == e.obligation]
+    for b in still:
+        lines.append(f"Still binding: #{b.seq} by {b.by} (rank {b.rank}); clear: {clear_hint(b, node_id, cand12)}")
+    doc["cleared"] = cleared
+    doc["binding"] = [b.seq for b in still]
+    warning = _rulings_warning(state, plan, node_id, e, cand12)
+    if warning:
+        lines.append(warning)
+        doc["warnings"] = [warning]
     return Done(entries=written, lines=lines, doc=doc)
 
 

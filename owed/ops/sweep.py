@@ -70,11 +70,8 @@ def already_swept(state, head: str, key: str) -> bool:
     return any(row[1] == head and row[2] == key and row[3] != "aborted" for row in state.sweeps)
 
 
-def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool = False) -> SweepResult:
-    from owed.keys import sweep_key
-    from owed.measure.run import Job, measure
-
-    ctx = Context.load(cwd)
+def _head(ctx: Context, commit: str | None) -> str:
+    """The commit to sweep: `commit`, else the trunk tip (refused without a sweep block or a trunk branch)."""
     plan = ctx.plan
     if plan.sweep is None:
         raise Refused("the plan has no sweep block", hint="add sweep: {run: <command>, timeout_s: 600} to the plan")
@@ -82,10 +79,31 @@ def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool
         head = ctx.repo.rev_parse(commit)
         if head is None:
             raise UsageError(f"--commit {commit}: not a commit")
-    else:
-        head = ctx.repo.branch_oid(plan.trunk)
-        if head is None:
-            raise Refused(f"trunk branch {plan.trunk!r} does not exist")
+        return head
+    head = ctx.repo.branch_oid(plan.trunk)
+    if head is None:
+        raise Refused(f"trunk branch {plan.trunk!r} does not exist")
+    return head
+
+
+def _proposal(head: str, finding: Finding, measured: list) -> list[str]:
+    """For a culprit merge: the escape to record and the invariant to promote (nothing is recorded)."""
+    if finding.outcome != "culprit":
+        return []
+    x = finding.culprit
+    names = ", ".join(measured[0].failed[:5]) if measured and measured[0].failed else "the sweep"
+    note = f"sweep fails from merge #{x.seq} ({names}); found by owed sweep {head[:12]}"
+    return [f"owed escape {x.node} --merge {x.seq} --class missing --note {shlex.quote(note)}",
+            f"promote to an invariant: add the failing sweep tests to invariants (reads covering {x.node}'s writes)"]
+
+
+def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool = False) -> SweepResult:
+    from owed.keys import sweep_key
+    from owed.measure.run import Job, measure
+
+    ctx = Context.load(cwd)
+    plan = ctx.plan
+    head = _head(ctx, commit)
     key = sweep_key(plan.sweep, plan)
     merges = owed_merges(ctx, head)
     if auto and already_swept(ctx.state, head, key):
@@ -124,15 +142,9 @@ def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool
                 for m, sha in zip(measured, shas)]
 
     written = ctx.ledger.append(make)[1] if measured else []
-    res = SweepResult(head=head, key=key, verdict=measured[0].verdict if measured else "", finding=finding,
-                      merges=len(merges), recorded=written, failed=measured[0].failed if measured else ())
-    if finding.outcome == "culprit":
-        x = finding.culprit
-        names = ", ".join(measured[0].failed[:5]) if measured and measured[0].failed else "the sweep"
-        note = f"sweep fails from merge #{x.seq} ({names}); found by owed sweep {head[:12]}"
-        res.proposal = [f"owed escape {x.node} --merge {x.seq} --class missing --note {shlex.quote(note)}",
-                        f"promote to an invariant: add the failing sweep tests to invariants (reads covering {x.node}'s writes)"]
-    return res
+    return SweepResult(head=head, key=key, verdict=measured[0].verdict if measured else "", finding=finding,
+                       merges=len(merges), recorded=written, failed=measured[0].failed if measured else (),
+                       proposal=_proposal(head, finding, measured))
 
 
 def render(res: SweepResult) -> str:

@@ -21,6 +21,7 @@ from msgspec import UNSET, UnsetType
 from owed import entries as E
 from owed.errors import UsageError
 from owed.globs import match_any, unguarded_globs
+from owed.ids import is_owner
 from owed.views.status import Need, Progress, Record, Status, needs_lines, parse_ts, progress_line, render_status
 
 
@@ -213,7 +214,7 @@ def since_filter(since: str | None):
 
 
 def _owner(e) -> bool:
-    return e.by.startswith("owner:")
+    return is_owner(e.by)
 
 
 def owner_acts(entries) -> list[OwnerAct]:

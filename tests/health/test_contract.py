@@ -20,7 +20,7 @@ PURE = [
     "owed/waits.py",
     "owed/plan/*.py", "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py",
     "owed/measure/logtext.py", "owed/measure/locations.py", "owed/measure/tapyaml.py", "owed/measure/nodetap.py",
-    "owed/views/*.py", "owed/result.py", "owed/rails.py",
+    "owed/views/*.py", "owed/result.py", "owed/ids.py", "owed/rails.py",
 ]
 # Edges inside the pure packages (they are named here, not hidden): the plan's shell lint runs `sh -n`.
 EDGES_IN_PURE = {"owed/plan/shell_lint.py"}
@@ -95,7 +95,7 @@ def test_ruff():
 
 MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
-             "owed/readiness.py", "owed/waits.py", "owed/result.py",
+             "owed/readiness.py", "owed/waits.py", "owed/result.py", "owed/ids.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py",
              "owed/rails.py", "owed/ops", "owed/views"]
 
@@ -111,12 +111,9 @@ def test_no_test_double_in_the_shipped_package():
     assert not shipped, shipped
 
 
-# Functions over 60 lines not split yet (issue 11 item 4 continues): the list may only shrink.
+# Functions over 60 lines: the list may only shrink (it is exact: a function split leaves it).
 LONG_KNOWN = {
-    "owed/measure/run.py:measure", "owed/obligations.py:owed", "owed/ops/amend.py:amend",
-    "owed/ledger/store.py:verify", "owed/acceptance.py:item_for", "owed/gitops/proc.py:_pump", "driver/loop.py:main", "owed/ops/adopt.py:adopt",
-    "driver/demo.py:plan_text", "owed/ops/sweep.py:sweep",
-    "owed/ops/review.py:review",
+    "owed/obligations.py:owed",  # 33 lines of body under the seed's 37-line docstring (the reader's contract)
 }
 
 
