@@ -59,6 +59,13 @@ class GrantRefusal(_V):
     node: str | None = None  # overlap: the first open node whose effective writes may overlap the path
 
 
+class BatchRef(_V):
+    """A batch merge's measurement: its members (landing order, leader first) and the trunk it started on."""
+
+    members: tuple[str, ...]
+    base: str
+
+
 class RunVote(_V):
     verdict: str
     exit: int | None = None
@@ -164,6 +171,7 @@ class Obs(Entry, tag="obs"):
     remeasure_match: str | None = None  # an invariant failure every diagnostic of which matched this remeasure_on literal
     auto_remeasure: int | None = None  # the automatic same-key retry of that failing observation (its seq)
     grant_refused: tuple[GrantRefusal, ...] = ()  # writes: covered paths refused by closure/overlap (0.22)
+    batch: BatchRef | None = None  # a vote of this batch only (owed/folds/batch.py)
 
 
 class Review(Entry, tag="review"):
@@ -223,7 +231,7 @@ class Merge(Entry, tag="merge"):
     checks: dict[str, str] = {}  # node obligation -> key on the merge commit
     invariants: dict[str, str] = {}  # invariant id -> key on the merge commit
     defers: tuple[int, ...] = ()  # defer seqs this merge consumed
-    batch: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()  # a batch merge: every member in landing order (owed/folds/batch.py)
 
 
 class Note(Entry, tag="note"):

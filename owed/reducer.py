@@ -22,6 +22,7 @@ from owed.folds import asks as A
 from owed.folds import drive as D
 from owed.folds import escapes as X
 from owed.folds import queue as Q
+from owed.folds import batch as B
 from owed.folds.adopt import fold_adopt
 from owed.folds.grants import fold_grant
 from owed.folds.refresh import fold_refresh, set_trunk_keys
@@ -149,6 +150,8 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     """Validate `e` against `state`, fold it in (in place) and return the state."""
     check_envelope(state, e)
     kind = E.kind_of(e)
+    if state.train is not None and (why := B.open_problem(state, e)):
+        raise _refuse(e, why)
     if isinstance(e, E.Genesis):
         _genesis(state, e, plans)
     elif isinstance(e, E.Plan):

@@ -265,6 +265,26 @@ class NodeRec(_S):
     trunk_red: dict[str, list] = {}
 
 
+class TrainRec(_S):
+    """A batch merge being folded: its member entries are consecutive lines (owed/folds/batch.py)."""
+
+    members: list[str]
+    prior: str  # the trunk the batch started on
+    prior_keys: dict[str, str]  # its invariant keys: every member compares inherited debt with them
+    commit: str
+    tree: str
+    invariants: dict[str, str]
+    done: int = 0
+
+
+class BatchFail(_S):
+    """A batch whose final tree failed (or errored) a measurement: members in landing order, on `base`."""
+
+    seq: int
+    members: list[str]
+    base: str
+
+
 class State(msgspec.Struct, kw_only=True):
     seq: int = -1
     head: str = ZERO_HASH
@@ -296,6 +316,8 @@ class State(msgspec.Struct, kw_only=True):
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect
+    train: TrainRec | None = None  # an open batch merge (between its first and last member entry)
+    batch_fails: list[BatchFail] = []  # failed batches, oldest first (one per member set and base)
 
     @property
     def initialized(self) -> bool:
@@ -332,3 +354,13 @@ class State(msgspec.Struct, kw_only=True):
 
 def item_id(subject: str, obligation: str, key: str) -> str:
     return f"{subject}\x1f{obligation}\x1f{key}"
+
+
+def batch_id(members, base: str) -> str:
+    """The identity of a batch: its member set on its base trunk."""
+    return ",".join(sorted(members)) + "@" + base
+
+
+def batch_item_id(members, base: str, subject: str, obligation: str, key: str) -> str:
+    """Aggregates of batch votes live apart: they belong only to that batch (owed/folds/batch.py)."""
+    return f"batch\x1e{batch_id(members, base)}\x1e{item_id(subject, obligation, key)}"

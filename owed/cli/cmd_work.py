@@ -75,7 +75,7 @@ def why(
 
 @app.command()
 def merge(node: str = typer.Argument(...), json: bool = JSON) -> int:
-    """Advance trunk to the guarded merge of an accepted candidate (compare-and-swap)."""
+    """Advance trunk to the guarded merge of an accepted candidate (compare-and-swap); A,B,C: one batch."""
     from owed.cli.progress import measured
     from owed.ops import work_cmds
 

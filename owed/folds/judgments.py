@@ -23,14 +23,14 @@ from owed.waits import open_waits, overlap_only, waits_of
 VERDICTS = OBS_VERDICTS
 
 
-def _record(state: State, e: E.Obs) -> ObsRec:
+def _record(state: State, e: E.Obs, iid: str | None = None) -> ObsRec:
     c = e.counts
     rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
                  failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],
                  format=c.format if c else None)
-    iid = item_id(e.subject, e.obligation, e.key)
+    iid = iid or item_id(e.subject, e.obligation, e.key)
     agg = state.obs.get(iid)
     if agg is None:
         agg = state.obs[iid] = ObsAgg()
@@ -70,6 +70,10 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
                                             or e.attribution):
         what = "waits_on" if e.waits_on else "grant_refused"
         raise refuse(e, f"{what} belongs to a failing writes observation of an open candidate")
+    if e.batch is not None:
+        from owed.folds.batch import fold_batch_obs
+
+        return fold_batch_obs(state, e, plan, _record)
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
@@ -320,13 +324,17 @@ def known_red(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozen
     return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
 
 
-def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
-    """Why this merge may not be recorded (empty when it may): the guard, on append and on replay."""
+def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None = None, look=None) -> list[str]:
+    """Why this merge may not be recorded (empty when it may): the guard, on append and on replay.
+    A batch member (owed/folds/batch.py) passes `base`, the pre-batch trunk (commit, invariant keys), and
+    `look`, which finds its merge-tree votes among the batch's own aggregates."""
     out = []
+    trunk_commit, trunk_keys = base or (state.trunk_commit, state.trunk_keys)
+    look = look or state.agg
     slot = state.open_slot(e.node)
     if slot is None or slot.cand is None or slot.attempt != e.attempt:
         return [f"{e.node} has no open candidate for attempt {e.attempt}"]
-    if e.prior != state.trunk_commit:
+    if e.prior != trunk_commit:
         out.append("trunk changed (CAS): prior is not the ledger trunk")
     if not accepted(state, plan, e.node):
         out.append(f"{e.node} is not accepted")
@@ -335,7 +343,7 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
     if missing_checks:
         out.append(f"no merge-tree key for {', '.join(missing_checks)}")
     for obligation, key in e.checks.items():
-        agg = state.agg(e.node, obligation, key)
+        agg = look(e.node, obligation, key)
         # A waiver on this exact key: the candidate's (an equal merge key) or a trunk-red merge key's.
         if (agg is None or agg.verdict != "pass") and not waived_key(state, e.node, obligation, key) and not (
                 agg is not None and agg.verdict == "fail"
@@ -350,9 +358,9 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         if key is None:
             out.append(f"inv:{inv.id} has no key on the merge tree")
             continue
-        if key == state.trunk_keys.get(inv.id):
+        if key == trunk_keys.get(inv.id):
             continue  # unchanged content: the trunk's status is inherited
-        agg = state.agg("trunk", f"inv:{inv.id}", key)
+        agg = look("trunk", f"inv:{inv.id}", key)
         if agg is not None and agg.verdict == "pass":
             continue
         if any(d.items.get(inv.id) == key and d.seq in e.defers for d in defers.values()):
@@ -370,7 +378,7 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
         if isinstance(listed, str):
             out.append(f"inv:{inv.id} {listed}")
             continue
-        old = state.agg("trunk", f"inv:{inv.id}", state.trunk_keys.get(inv.id, ""))
+        old = state.agg("trunk", f"inv:{inv.id}", trunk_keys.get(inv.id, ""))
         known = known_red(agg, old, inv.min_tests, KR.others(state, inv, e.node))
         if known is True:
             continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's
@@ -384,6 +392,10 @@ def merge_problems(state: State, plan, e: E.Merge) -> list[str]:
 def fold_merge(state: State, e: E.Merge, plan) -> None:
     if e.by != P.EXECUTOR:
         raise refuse(e, "merges are recorded by the executor (executor:owed)")
+    if e.members or state.train is not None:
+        from owed.folds.batch import fold_member
+
+        return fold_member(state, e, plan)
     problems = merge_problems(state, plan, e)
     if problems:
         raise refuse(e, "; ".join(problems))

@@ -43,6 +43,7 @@ class Job:
     merging: str | None = None
     probe: str | None = None  # "trunk": the same check measured on trunk, to tell old breakage from new
     strength: bool = False  # strength:<id>: the check against each mutant patch (owed/measure/strength.py)
+    batch: object | None = None  # E.BatchRef of a batch merge's final-tree measurement
 
 
 @dataclass
@@ -69,7 +70,8 @@ class Measured:
                      key=j.key, verdict=self.verdict, commit=j.commit, base=j.base, exit=self.exit, counts=self.counts,
                      log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging, probe=j.probe,
                      note=self.note, failed=self.failed[:50], timed_out=self.timed_out, runs=tuple(self.runs),
-                     noisy=self.noisy, remeasure_match=self.remeasure_match, auto_remeasure=self.auto_remeasure)
+                     noisy=self.noisy, remeasure_match=self.remeasure_match, auto_remeasure=self.auto_remeasure,
+                     batch=j.batch)
 
 
 def _described(c) -> str:

@@ -143,9 +143,11 @@ def _reused_text(st, node_id: str, reused: list) -> list[str]:
 def _guard_refusal(st, plan, node_id: str, probs: list[str], written: list, probes: list, keys: dict,
                    changed: list[str]) -> GuardFailed:
     from owed.folds.merge_red import current_red
+    from owed.ops.merge_batch import suspect_note
     from owed.views.refusal_hints import hints
 
     failing = [o for o in written if o.verdict != "pass" and o.probe is None]
+    suspect = suspect_note(st, node_id)  # a suspect of a failed batch: name that batch's failing vote
     fresh = {o.obligation for o in failing}
     reused = _reused_failures(st, node_id, {k: v for k, v in keys.items() if k not in fresh})
     taught = hints(st, plan, node_id, [(o.obligation, o.key, o) for o in failing] + reused, changed)
@@ -163,7 +165,7 @@ def _guard_refusal(st, plan, node_id: str, probs: list[str], written: list, prob
     cls = TrunkRed if red_checks and all(p.split(" ", 1)[0] in red_checks and p.endswith("does not pass on the merge tree")
                                          for p in probs) else GuardFailed
     return cls(f"{head}merge of {node_id} refused: {'; '.join(probs)}" + (f" — {detail}" if detail else "")
-               + "; trunk unchanged")
+               + "; trunk unchanged" + (f"; {suspect}" if suspect else ""))
 
 
 def _recorded_plan_file(ctx: Context, wt, state) -> tuple[str, ...]:

@@ -14,6 +14,10 @@ the fresh state and the trunk ref:
   any append) — the merge completes; if the guard no longer holds, trunk is moved back to prior (CAS);
 - trunk is still at prior: the ref never moved — the merge is rolled back by dropping the intent;
 - trunk is anywhere else: someone moved it; the intent is dropped and the usual drift check reports it.
+
+A batch merge (owed/ops/merge_batch.py) records all its member drafts (`drafts`, landing order; `draft` is
+the first, for older readers of the file): recovery appends the members not yet recorded — all of them when
+the ledger trunk is still at prior, the rest of an open batch when a torn tail left only the first ones.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ def path(ledger) -> Path:
     return Path(ledger.root) / NAME
 
 
-def record(ledger, draft: E.Merge, trunk: str) -> None:
+def record(ledger, draft: E.Merge | list[E.Merge], trunk: str) -> None:
     """Write the intent durably (temp + fsync + rename + directory fsync) before the ref moves."""
     from owed.ledger.head import fsync_dir
 
@@ -42,7 +46,10 @@ def record(ledger, draft: E.Merge, trunk: str) -> None:
     tmp = target.with_name(f".{NAME}.{os.getpid()}")
     from owed.ledger.lock import HOST
 
-    doc = {"trunk": trunk, "draft": msgspec.json.decode(_enc.encode(draft)), "pid": os.getpid(), "host": HOST}
+    drafts = draft if isinstance(draft, list) else [draft]
+    doc = {"trunk": trunk, "draft": msgspec.json.decode(_enc.encode(drafts[0])), "pid": os.getpid(), "host": HOST}
+    if len(drafts) > 1:
+        doc["drafts"] = [msgspec.json.decode(_enc.encode(d)) for d in drafts]
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(fd, _enc.encode(doc))
@@ -71,20 +78,31 @@ def _in_flight(doc: dict) -> bool:
     return doc.get("host") != HOST or pid_alive(pid)  # another host's merger is never judged dead
 
 
-def _read(ledger) -> tuple[str, E.Merge] | None | bool:
+def _read(ledger) -> tuple[str, list[E.Merge]] | None | bool:
     try:
         doc = msgspec.json.decode(path(ledger).read_bytes())
         if _in_flight(doc):
             return False
-        draft = msgspec.convert(doc["draft"], E.Merge)
-        return str(doc["trunk"]), draft
+        drafts = [msgspec.convert(d, E.Merge) for d in doc.get("drafts") or [doc["draft"]]]
+        return str(doc["trunk"]), drafts
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError):
         return None
 
 
 def _recorded(state, draft: E.Merge) -> bool:
     rec = state.nodes.get(draft.node)
+    if draft.members:  # every member's entry names the batch's final commit: ask the member itself
+        return rec is not None and rec.merged is not None
     return state.trunk_commit == draft.commit or (rec is not None and rec.merged is not None)
+
+
+def _todo(state, drafts: list[E.Merge]) -> tuple[list[E.Merge], bool]:
+    """The drafts still to append, and whether the ledger trunk is where they start."""
+    todo = [d for d in drafts if not _recorded(state, d)]
+    if len(todo) == len(drafts):
+        return todo, state.trunk_commit == drafts[0].prior
+    t = state.train
+    return todo, t is not None and t.commit == drafts[0].commit and t.members[t.done:] == [d.node for d in todo]
 
 
 def recover(ledger, repo) -> str | None:
@@ -98,18 +116,21 @@ def recover(ledger, repo) -> str | None:
         clear(ledger)
         return "dropped an unreadable merge intent"
     assert isinstance(found, tuple)
-    trunk, draft = found
+    trunk, drafts = found
+    draft = drafts[0]
+    what = ",".join(d.node for d in drafts)
     outcome: list[str] = []
 
     def make(state):
         outcome.clear()
-        if state.seq < 0 or _recorded(state, draft):
+        todo, starts = _todo(state, drafts) if state.seq >= 0 else ([], False)
+        if not todo:
             outcome.append("already recorded")
             return []
         ref = repo.branch_oid(trunk)
-        if ref == draft.commit and state.trunk_commit == draft.prior:
-            outcome.append(f"completed the interrupted merge of {draft.node}")
-            return [draft]
+        if ref == draft.commit and starts:
+            outcome.append(f"completed the interrupted merge of {what}")
+            return todo
         outcome.append("rolled back" if ref == draft.prior else "dropped (trunk moved elsewhere)")
         return []
 
@@ -117,7 +138,7 @@ def recover(ledger, repo) -> str | None:
         ledger.append(make)
     except Refused:
         # The guard no longer admits the recorded draft: undo the ref move instead (CAS from M).
-        repo.update_ref_cas(f"refs/heads/{trunk}", draft.prior, draft.commit, f"owed: roll back torn merge {draft.node}")
-        outcome[:] = [f"rolled back the interrupted merge of {draft.node}"]
+        repo.update_ref_cas(f"refs/heads/{trunk}", draft.prior, draft.commit, f"owed: roll back torn merge {what}")
+        outcome[:] = [f"rolled back the interrupted merge of {what}"]
     clear(ledger)
     return outcome[0] if outcome else None

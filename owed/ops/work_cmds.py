@@ -85,6 +85,11 @@ def attest_trunk(cwd: str, *, lease: bool = True, remeasure: bool = False, every
 
 @op
 def merge(cwd: str, node: str) -> Result:
+    if "," in node:  # `owed merge A,B,C`: one batch (owed/ops/merge_batch.py)
+        from owed.ops import merge_batch
+
+        batch = merge_batch.run(cwd, merge_batch.parse_members(node))
+        return Result(merge_batch.to_json(batch), lambda: merge_batch.render(batch))
     from owed.ops.merge import merge as run, render, to_json
 
     res = run(cwd, node)

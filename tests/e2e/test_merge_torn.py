@@ -124,3 +124,71 @@ def test_kill_during_a_slow_post_merge_hook(owed, trepo, tmp_path):
     (m,) = _merges(trepo)
     assert m["commit"] == moved
     assert owed("verify").returncode == 0
+
+
+BATCH_PLAN = textwrap.dedent("""\
+    version: 1
+    trunk: main
+    invariants:
+      - {id: u, run: 'test ! -f bad.txt', timeout_s: 30}
+    nodes:
+      - {id: x, writes: [x.txt]}
+      - {id: y, writes: [y.txt]}
+    """)
+
+
+@pytest.fixture
+def brepo(tmp_path, owed):
+    repo = make_repo(tmp_path / "b", BATCH_PLAN)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    accepted(owed, repo, "y", {"y.txt": "y\n"})
+    git(repo, "switch", "-q", "--detach")
+    return repo
+
+
+@pytest.mark.parametrize("stage", ["committed", "prepared"])
+def test_a_killed_batch_merge_is_completed_or_rolled_back(owed, brepo, tmp_path, stage):
+    prior = git(brepo, "rev-parse", "main")
+    flag = tmp_path / "kill-once"
+    flag.write_text("")
+    _hook(brepo, "reference-transaction", KILL_HOOK)
+    r = owed("merge", "x,y", env={"OWED_TEST_KILL_FLAG": str(flag), "OWED_TEST_KILL_STAGE": stage})
+    assert r.returncode == -9, r.stdout + r.stderr
+    assert not _merges(brepo)
+    assert owed("status").returncode == 0
+    assert not (brepo / ".git" / "owed" / "merge-intent.json").exists()
+    if stage == "committed":  # the ref moved: both member entries are appended
+        assert [m["node"] for m in _merges(brepo)] == ["x", "y"]
+        assert {m["commit"] for m in _merges(brepo)} == {git(brepo, "rev-parse", "main")}
+    else:  # the ref never moved: rolled back, and the batch can be retried
+        assert git(brepo, "rev-parse", "main") == prior and not _merges(brepo)
+        assert owed("merge", "x,y").returncode == 0 and len(_merges(brepo)) == 2
+    assert owed("verify").returncode == 0
+
+
+def test_a_torn_batch_tail_is_completed_from_the_intent(owed, brepo):
+    """Only the first member's line reached the disk (a torn append, repaired): the intent appends the rest."""
+    assert owed("merge", "x,y").returncode == 0
+    path = brepo / ".git" / "owed" / "ledger.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    draft_y = json.loads(lines[-1])
+    assert draft_y["node"] == "y" and draft_y["members"] == ["x", "y"]
+    drafts = [{k: v for k, v in json.loads(x).items() if k not in ("seq", "ts", "prev", "hash")} for x in lines[-2:]]
+    path.write_bytes(b"".join(lines[:-1]))
+    for name in ("head",):
+        (brepo / ".git" / "owed" / name).unlink(missing_ok=True)
+    import shutil
+
+    shutil.rmtree(brepo / ".git" / "owed" / "snapshot", ignore_errors=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from owed.ledger.lock import HOST
+
+    (brepo / ".git" / "owed" / "merge-intent.json").write_text(json.dumps(
+        {"trunk": "main", "draft": drafts[0], "drafts": drafts, "pid": int(dead.stdout), "host": HOST}))
+    assert [m["node"] for m in _merges(brepo)] == ["x"]
+    r = owed("status")
+    assert r.returncode == 0, r.stderr
+    assert [m["node"] for m in _merges(brepo)] == ["x", "y"]
+    assert owed("verify").returncode == 0

@@ -297,3 +297,49 @@ def test_head_record_vector(tmp_path):
     head.write(tmp_path, 0, h)
     assert (tmp_path / "head").read_bytes() == b"owed-head 0 " + h.encode() + b" " * 51 + b"\n"
     assert head.read(tmp_path) == (0, h)
+
+
+# A batch merge (owed/folds/batch.py): one entry per member, each naming every member in landing order, the
+# pre-batch trunk as prior and the batch's final commit; and a batch vote (an observation of that batch only).
+BATCH_MERGE = E.Merge(seq=6, ts="2026-11-30T09:00:06.000Z", prev=GRANT_HASH, by="executor:owed", node="a", attempt=1,
+                      prior="5" * 40, commit="6" * 40, tree="7" * 40, invariants={"u": "f" * 64}, members=("a", "b"))
+BATCH_MERGE_BYTES = (
+    b'{"attempt":1,"by":"executor:owed","commit":"6666666666666666666666666666666666666666",'
+    b'"invariants":{"u":"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"},"kind":"merge",'
+    b'"members":["a","b"],"node":"a","prev":"b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407",'
+    b'"prior":"5555555555555555555555555555555555555555","seq":6,"tree":"7777777777777777777777777777777777777777",'
+    b'"ts":"2026-11-30T09:00:06.000Z"}'
+)
+BATCH_OBS = E.Obs(seq=7, ts="2026-11-30T09:00:07.000Z", prev="0" * 64, by="executor:owed", subject="trunk",
+                  obligation="inv:u", key="f" * 64, verdict="fail", commit="6" * 40, exit=1, merging="a",
+                  batch=E.BatchRef(members=("a", "b"), base="5" * 40))
+BATCH_OBS_BYTES = (
+    b'{"batch":{"base":"5555555555555555555555555555555555555555","members":["a","b"]},"by":"executor:owed",'
+    b'"commit":"6666666666666666666666666666666666666666","exit":1,'
+    b'"key":"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff","kind":"obs","merging":"a",'
+    b'"obligation":"inv:u","prev":"0000000000000000000000000000000000000000000000000000000000000000","seq":7,'
+    b'"subject":"trunk","ts":"2026-11-30T09:00:07.000Z","verdict":"fail"}'
+)
+
+
+def test_batch_vectors():
+    assert E.entry_bytes(BATCH_MERGE) == BATCH_MERGE_BYTES
+    assert E.entry_bytes(BATCH_OBS) == BATCH_OBS_BYTES
+    assert E.seal(BATCH_MERGE).hash == "dea5a5f2e742434661967625ecc966c85387f6ed310d7a2654d8691cbe7dc7f7"
+    assert E.seal(BATCH_OBS).hash == "c39bf137ff0d7b233287a428d70c7599cc05277c139c190af22e6fff2e555980"
+
+
+def test_batch_fields_need_a_newer_owed_in_an_older_reader(monkeypatch):
+    """An older owed's Structs lack `members` / `batch`: its decoder reports the field unknown, which the
+    chain turns into `needs a newer owed` (owed/ledger/chain.py), never a silent single merge."""
+    from owed.ledger.chain import _explain
+
+    old_merge = msgspec.defstruct("Merge", [(f, t, d) for f, t, d in (
+        (f.name, f.type, f.default) for f in msgspec.structs.fields(E.Merge)) if f != "members"],
+        bases=(E.Entry,), tag="merge", **{"kw_only": True, "omit_defaults": True, "forbid_unknown_fields": True})
+    line = E.line_bytes(E.seal(BATCH_MERGE))
+    with pytest.raises(msgspec.ValidationError, match="unknown field"):
+        msgspec.json.decode(line, type=old_merge)
+    monkeypatch.setitem(E.BY_KIND, "merge", old_merge)  # the reader of an owed before batch merges
+    err = _explain(line.rstrip(b"\n"), 6)
+    assert "needs a newer owed" in str(err) and "members" in str(err)
