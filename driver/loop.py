@@ -64,6 +64,7 @@ class Driver:
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
         self.inflight: dict[str, str] = {}
         self.merge_refused: dict[str, Refusal] = {}
+        self.batch_refused: set[str] = set()  # batch ids refused (driver/outcomes.py)
         self.attest_errors: dict[str, NoVerdict] = {}
         self.backoff = Backoffs()
         self.stop_requested = self.waiting = False
@@ -121,6 +122,7 @@ class Driver:
             measuring=sum(1 for v in self.inflight.values() if v == "attest"),
             merging="merge" in self.inflight.values(),
             merge_refused=dict(self.merge_refused),
+            batch_refused=set(self.batch_refused),
             attest_errors=dict(self.attest_errors),
             backoff=self.backoff.active(),
             max_open=self.max_open, now=time.time(),
@@ -161,7 +163,7 @@ class Driver:
         from driver.outcomes import attest_outcome, merge_outcome
         from runner import RunSpec, run
 
-        from driver.merging import child_argv, merge_job
+        from driver.merging import child_argv, merge_job, target
 
         try:
             with merge_job(self, act):
@@ -169,7 +171,7 @@ class Driver:
         finally:
             self.inflight.pop(act.node, None)
         code = out.exit_code
-        detail = (merge_outcome if act.kind == "merge" else attest_outcome)(self, act.node, code, out.text, cand_seq, at)
+        detail = (merge_outcome if act.kind == "merge" else attest_outcome)(self, target(act), code, out.text, cand_seq, at)
         self.emit({"action": act.kind, "node": act.node, "exit": code, "detail": detail},
                   f"{act.kind}: {act.node} — {detail}")
         self.wake.set()

@@ -16,9 +16,13 @@ def members(act) -> list[str]:
     return list(act.batch) if getattr(act, "batch", ()) else [act.node]
 
 
+def target(act) -> str:
+    """What the child is run on: the node, or a batch's members comma-separated."""
+    return ",".join(members(act)) if act.kind == "merge" else act.node
+
+
 def child_argv(act) -> list[str]:
-    target = ",".join(members(act)) if act.kind == "merge" else act.node
-    return [sys.executable, "-m", "owed", act.kind, target, "--json"]
+    return [sys.executable, "-m", "owed", act.kind, target(act), "--json"]
 
 
 @contextmanager

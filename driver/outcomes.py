@@ -50,6 +50,11 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
             reason = f"{reason} (hint: {hint})"
         if err_code == Stale.code:
             return f"retry next pass: {reason}"
+        if "," in node:  # a batch: its refusal belongs to the batch, never to a member (owed/batchplan.py)
+            from owed.state import batch_id
+
+            drv.batch_refused.add(batch_id(node.split(","), drv.seen[0].trunk_commit))
+            return f"batch refused: {reason}; its members are retried in halves and alone"
         drv.merge_refused[node] = Refusal(cand_seq, err_code or Refused.code, reason, at)
         return f"refused: {reason}"
     if code == EXIT_BUSY:

@@ -58,6 +58,7 @@ class Action:
     needs: str | None = None
     command: str | None = None
     detail: str | None = None
+    batch: tuple[str, ...] = ()  # a batch merge: its members, leader (= node) first
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class Facts:
     backoff: set = field(default_factory=set)  # nodes waiting out an environment back-off
     max_open: int | None = None
     now: float = 0.0  # wall clock (epoch seconds): question reminders after drive.answer_grace_s
+    batch_refused: set = field(default_factory=set)  # batch ids (owed.state.batch_id) this driver saw refused
 
 
 def rid_for(project: str, node: str, attempt: int, role: str, n: int | None = None) -> str:
@@ -415,13 +417,16 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     return [Action("merge", n.id, n.a)]
 
 
-def _next_merge(state, plan, merges: list[str]) -> Action:
-    """The first eligible merge in merge-queue order (owed/views/queue.py: dependents, acceptedSince, id)."""
+def _next_merge(state, plan, merges: list[str], facts: Facts) -> Action:
+    """The first eligible merge in merge-queue order (owed/views/queue.py: dependents, acceptedSince, id),
+    or with `drive.merge_batch: N` ≥ 2 the batch owed/batchplan.py plans from them (bisecting a failed one)."""
+    from owed.batchplan import plan_batch
     from owed.views.queue import merge_queue
 
     rank = {n: i for i, n in enumerate(merge_queue(state, plan))}
-    first = min(merges, key=lambda n: (rank.get(n, len(rank)), merges.index(n)))
-    return Action("merge", first, state.nodes[first].slot.attempt)
+    ordered = sorted(merges, key=lambda n: (rank.get(n, len(rank)), merges.index(n)))
+    pick = plan_batch(state, plan, ordered, plan.drive_config.merge_batch, facts.batch_refused)
+    return Action("merge", pick[0], state.nodes[pick[0]].slot.attempt, batch=tuple(pick) if len(pick) > 1 else ())
 
 
 def trunk_red_notices(state, plan) -> list[Action]:
@@ -498,7 +503,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
                 out.append(act)
     out += question_notices(state, plan, open_nodes, facts.now)
     if merges and not facts.merging and not facts.trunk_moved:
-        out.insert(0, _next_merge(state, plan, merges))
+        out.insert(0, _next_merge(state, plan, merges, facts))
     # Dispatch ready nodes.
     from owed.readiness import ready_nodes
 

@@ -104,6 +104,7 @@ class Status(Record):
     trunk_worktree: str | None
     merge_queue: list[str]
     merge_waiting: dict[str, dict]
+    merge_batch: list[str]  # with drive.merge_batch ≥ 2: the batch the driver merges next (owed/batchplan.py)
     next: list[Need]
     trunk_red: list[dict] | UnsetType = UNSET
     known_red: list[dict] | UnsetType = UNSET
@@ -203,6 +204,15 @@ def merge_queue(state, plan, progress: list[dict] | None = None) -> list[str]:
     return ordered(state, plan)
 
 
+def planned_batch(state, plan, queue: list[str]) -> list[str]:
+    """With `drive.merge_batch: N` ≥ 2, the batch the driver merges next (owed/batchplan.py); else []."""
+    from owed.batchplan import plan_batch
+
+    n = plan.drive_config.merge_batch
+    pick = plan_batch(state, plan, queue, n) if n > 1 else []
+    return pick if len(pick) > 1 else []
+
+
 def receipts(state, plan) -> list[ReceiptRow]:
     """--full: every open candidate's items as marks (E / W / D and who discharges a debt)."""
     out = []
@@ -298,7 +308,8 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         plan=PlanInfo(state.plan.seq, state.plan.sha, state.plan.path) if state.plan else None,
         needs_you=needs, in_progress=progress, debt=debt, ready=ready_rows, waiting=waiting, later=later,
         merged=sorted(merged), invariants=invs, trunk_worktree=facts.get("trunk_worktree"),
-        merge_queue=queue, merge_waiting=merge_wait, next=next_items(needs, queue),
+        merge_queue=queue, merge_waiting=merge_wait, merge_batch=planned_batch(state, plan, queue),
+        next=next_items(needs, queue),
         trunk_red=[{k: r[k] for k in ("obligation", "key", "text")} for r in red] if red else UNSET,
         known_red=known or UNSET, lapsed_known_red=lapsed or UNSET, conflicts=facts.get("conflicts") or UNSET,
         receipts=receipts(state, plan) if full else UNSET,
@@ -359,6 +370,8 @@ def render_status(v: Status) -> str:
     if v.in_progress:
         lines.append(f"In progress ({len(v.in_progress)}):")
         lines += [progress_line(p) for p in v.in_progress]
+    if v.merge_batch:
+        lines.append(f"Merge batch (planned): {', '.join(v.merge_batch)}")
     if v.debt:
         lines.append("Debt:")
         lines += [f"  {d}" for d in v.debt]
