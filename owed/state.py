@@ -23,9 +23,10 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 19  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 20  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
+# 20: batch merges (State.train, State.batch_fails)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -4,7 +4,7 @@ Parent or owner only (the subagent rail applies); requested explicitly whatever 
 Order: each member known, unmerged, with an accepted open candidate, allowed in a batch
 (owed/batchplan.py: no closure touch, no owner defer) and not overlapping another member's writes, trunk
 ref equal to the ledger trunk → under the `merge` lock: genesis measured → the merge chain on trunk P
-(M1 = [P, cA], M2 = [M1, cB], …; a member whose merge conflicts drops out for a rebase or a single merge, as
+(after the trunk refresh of a single merge, owed/ops/refresh.py; M1 = [P, cA], M2 = [M1, cB], …; a member whose merge conflicts drops out for a rebase or a single merge, as
 does one whose own contribution diff(Mi-1, Mi) leaves its writes) → keys on the final commit Mn: each
 member's node checks (evidence on an equal key is reused) and every invariant (an unchanged key inherits
 P's status) → the new keys measured once, recorded as this batch's votes (`batch: {members, base: P}`,
@@ -243,12 +243,14 @@ def merge_batch(cwd: str, names: list[str]) -> BatchResult:
 def _locked(ctx: Context, names: list[str], record_all) -> BatchResult:
     from owed.measure.run import measure
     from owed.ops.attest import genesis_jobs, measure_genesis
+    from owed.ops.refresh import refresh_trunk
 
     pre = ctx.state.trunk_commit
     with measuring():
         measure_genesis(ctx)
         if genesis_jobs(ctx):
             raise Refused("genesis measurements incomplete; retry owed attest --genesis")
+        refresh_trunk(ctx)  # trunk keys under the current plan first, as a single merge does
         links, dropped = _build(ctx, names, pre)
         if len(links) < 2:
             return _alone(ctx, names, links, dropped, pre)
