@@ -50,6 +50,8 @@ def exec_part(plan) -> dict | None:
         # The default (the seed's bash -lc) stays out of the key, so keys recorded before exec.shell existed
         # still match; any other shell is a different measurement.
         out["shell"] = ex.shell
+    if getattr(ex, "touch", None) is not None:
+        out["touch"] = ex.touch  # explicitly set only: a plan without it keeps its keys
     return out or None
 
 

@@ -8,11 +8,13 @@ Map (each part documents its own methods):
   worktrees.WorktreesMixin      add/remove/list worktrees, status, clean, head, trunk fast-forward
   materialize.MaterializeMixin  measurement trees: materialize with pins, overlay, discard
   exclude.ExcludeMixin          the common info/exclude: append and exact rollback
+  leased.LeasedTreesMixin       reuse trees (exec.trees: reuse): leased stable worktrees, reset, touch, remove
 """
 
 from __future__ import annotations
 
 from owed.gitops.exclude import ExcludeMixin
+from owed.gitops.leased import LeasedTreesMixin
 from owed.gitops.materialize import MaterializeMixin
 from owed.gitops.merge import MergeMixin
 from owed.gitops.refs import RefsMixin
@@ -20,5 +22,5 @@ from owed.gitops.trees import TreesMixin
 from owed.gitops.worktrees import WorktreesMixin
 
 
-class Repo(RefsMixin, MergeMixin, WorktreesMixin, MaterializeMixin, TreesMixin, ExcludeMixin):
+class Repo(RefsMixin, MergeMixin, WorktreesMixin, MaterializeMixin, LeasedTreesMixin, TreesMixin, ExcludeMixin):
     """A repository seen from one of its worktrees: `Repo.discover(path)`."""

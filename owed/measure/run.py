@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Interrupted
-from owed.measure import watch
+from owed.measure import reuse, watch
 
 SETUP_TIMEOUT_S = 600
 
@@ -266,10 +266,12 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
 
     holder = tempfile.mkdtemp(prefix=holder_prefix(), dir=tmp_root)  # the pid lets a later command prune it
     dest = os.path.join(holder, "tree")
-    tree = None
+    tree = lease = reuse_note = None
     try:
         try:
-            tree = _prepare(repo, plan, job, dest)
+            if reuse.reusing(plan, job):  # exec.trees: reuse (owed/measure/reuse.py); else a fresh tree
+                tree, lease, reuse_note = reuse.prepare_reused(repo, plan, job)
+            tree = tree or _prepare(repo, plan, job, dest)
         except Interrupted:  # SIGINT/SIGTERM while checking out: the whole attest stops, nothing recorded
             raise
         except Exception as e:  # noqa: BLE001 - an unpreparable tree is ⊥, not a crash
@@ -277,7 +279,7 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}")
             return Measured(job, "error", note=msg, log="\n".join(_header(job, spec.run, dest) + [msg]).encode(),
                             duration_ms=_ms_since(t0))
-        log = _header(job, spec.run, tree)
+        log = _header(job, spec.run, tree) + ([reuse_note] if reuse_note else [])
         if getattr(spec, "template", None):
             log.insert(3, f"template: {spec.template}")
         failed_setup = _setup(plan, job, tree, log, t0)
@@ -293,7 +295,7 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         # Also when preparing failed or was interrupted: a half-made worktree stays registered (and
         # locked, so `git worktree prune` keeps it) unless it is removed by name.
         try:
-            repo.discard(tree if tree is not None else dest)
+            reuse.release(repo, lease) if lease is not None else repo.discard(tree if tree is not None else dest)
         except Exception:  # noqa: BLE001 - cleanup is best effort; the directory goes below
             pass
         shutil.rmtree(holder, ignore_errors=True)

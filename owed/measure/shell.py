@@ -24,7 +24,10 @@ def spec_for(plan, command: str, tree: str | os.PathLike, timeout_s: float | Non
 
 def run_in_tree(plan, command: str, tree, timeout_s: float | None, *, on_timeout: str | None = None,
                 output=None) -> Outcome:
-    return run_sync(spec_for(plan, command, tree, timeout_s, on_timeout=on_timeout), output=output)
+    from owed.measure.parallel import started  # a parallel job's groups, killed together on an abort
+
+    return run_sync(spec_for(plan, command, tree, timeout_s, on_timeout=on_timeout), output=output,
+                    started=started())
 
 
 def last_lines(text: str, n: int) -> list[str]:

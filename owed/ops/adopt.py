@@ -106,7 +106,7 @@ def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, u
     from owed.folds.adopt import adopt_problems
     from owed.interrupts import measuring
     from owed.measure.items import invariant_keys
-    from owed.measure.run import Job, measure
+    from owed.measure.run import Job
     from owed.ops.attest import measure_genesis, record_all
 
     ctx.reload()
@@ -121,7 +121,9 @@ def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, u
             if key == ctx.state.trunk_keys.get(inv.id) or (agg is not None and (agg.passes or agg.fails)):
                 continue
             jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
-        measured = [measure(repo, plan, j) for j in jobs]
+        from owed.measure.parallel import measure_all
+
+        measured = measure_all(repo, plan, jobs)  # exec.parallel
     if measured:
         observed = record_all(ctx, measured)
     draft = E.Adopt(by=by, channel=channel, trunk=ctx.state.trunk, prior=prior, commit=ref, commits=count,

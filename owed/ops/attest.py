@@ -83,7 +83,9 @@ def measure_genesis(ctx: Context) -> None:
     """Measure (and record) the genesis invariants that have no verdict yet; the caller holds its lock."""
     jobs = genesis_jobs(ctx)
     if jobs:
-        record(ctx, [measure(ctx.repo, ctx.plan, j) for j in jobs])
+        from owed.measure.parallel import measure_all
+
+        record(ctx, measure_all(ctx.repo, ctx.plan, jobs))  # exec.parallel
         ctx.reload()
 
 

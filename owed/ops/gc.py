@@ -6,7 +6,8 @@ kept and reported dirty, with its branch, so no work is lost. Branches of abando
 a branch goes, every commit submitted in that attempt that trunk does not reach is pinned under
 `refs/owed/keep/<node>/<attempt>/<submit seq>` (never deleted by gc), so attribution reruns of old failures
 still find it. A run that removes or pins something appends one `note` naming what; a second run changes
-nothing and records nothing. Then `git worktree prune`.
+nothing and records nothing. Free reuse trees (exec.trees: reuse) go too once the plan stops reusing, their
+check is gone or belongs only to a merged or abandoned node (owed/measure/reuse.py). Then `git worktree prune`.
 """
 
 from __future__ import annotations
@@ -27,9 +28,10 @@ class GcResult:
     removed: list = field(default_factory=list)
     kept: list = field(default_factory=list)
     entry: E.Note | None = None
+    trees: list = field(default_factory=list)  # free reuse trees removed (exec.trees: reuse): {tree, reason}
 
     def to_json(self) -> dict:
-        return {"dryRun": self.dry_run, "removed": self.removed, "kept": self.kept,
+        return {"dryRun": self.dry_run, "removed": self.removed, "kept": self.kept, "trees": self.trees,
                 "entry": self.entry.seq if self.entry else None}
 
 
@@ -94,15 +96,27 @@ def gc(cwd: str, *, dry_run: bool, as_: str | None) -> GcResult:
                 if br is not None and not br_keep:
                     repo.delete_ref_cas(f"refs/heads/{br}", repo.branch_oid(br))
             res.removed.append({**base, "worktree": wt, "branch": None if br_keep else br, "pinned": pins})
+        res.trees = _reuse_trees(repo, st, ctx.plan, dry_run)
         if not dry_run:
             repo.prune_worktrees()
-            if res.removed:
+            if res.removed or res.trees:
                 text = "gc: removed " + "; ".join(
-                    f"{r['node']}#{r['attempt']}" + (f" pinned {', '.join(r['pinned'])}" if r["pinned"] else "")
-                    for r in res.removed)
+                    [f"{r['node']}#{r['attempt']}" + (f" pinned {', '.join(r['pinned'])}" if r["pinned"] else "")
+                     for r in res.removed] + [f"reuse tree {os.path.basename(t['tree'])}" for t in res.trees])
                 _, written = ctx.ledger.append(lambda s: [E.Note(by=by, text=text)])
                 res.entry = written[0]
     return res
+
+
+def _reuse_trees(repo, state, plan, dry_run: bool) -> list[dict]:
+    """Free reuse trees no plan check needs any more (owed/measure/reuse.py), removed unless --dry-run."""
+    from owed.measure.reuse import stale_trees
+
+    out = stale_trees(repo, state, plan)
+    if not dry_run:
+        for t in out:
+            repo.remove_reuse_tree(t["tree"])
+    return out
 
 
 def render(res: GcResult) -> str:
@@ -114,6 +128,8 @@ def render(res: GcResult) -> str:
                      + (f"; pinned {', '.join(r['pinned'])}" if r["pinned"] else ""))
     for k in res.kept:
         lines.append(f"Kept {k['node']} attempt {k['attempt']}: {k['worktree'] or k['branch']} ({k['reason']})")
+    for t in res.trees:
+        lines.append(f"{verb} reuse tree {t['tree']} ({t['reason']})")
     if not lines:
         lines.append("Nothing to reclaim")
     return "\n".join(lines)

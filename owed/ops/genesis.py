@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED
 from owed.ledger.lock import DirLock
-from owed.measure.run import measure
 from owed.interrupts import measuring
 from owed.ops.attest import genesis_jobs, record
 from owed.ops.context import Context
@@ -35,7 +34,9 @@ def attest_genesis(cwd: str) -> GenesisResult:
         ctx.reload()
         jobs = genesis_jobs(ctx)
         with measuring():
-            measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
+            from owed.measure.parallel import measure_all
+
+            measured = measure_all(ctx.repo, ctx.plan, jobs)  # exec.parallel
         written, superseded = record(ctx, measured) if measured else ([], [])
     ctx.reload()
     res = GenesisResult(recorded=written, superseded=superseded, missing=[j.obligation for j in genesis_jobs(ctx)])

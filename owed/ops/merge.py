@@ -220,7 +220,7 @@ def merge(cwd: str, node_id: str) -> MergeResult:
     from owed.acceptance import accepted
     from owed.folds.judgments import merge_problems
     from owed.measure.items import invariant_keys, matcher, node_check_keys
-    from owed.measure.run import Job, measure, measure_writes
+    from owed.measure.run import Job, measure_writes
     from owed.ops.attest import record_all
     from owed.ops.refresh import refresh_trunk
     from owed.ops.retries import mark, retry_pending
@@ -242,7 +242,9 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             checks = node_check_keys(repo, plan, node, pre, m)
             invs = invariant_keys(repo, plan, m)
             jobs, reused = _merge_jobs(st, plan, node, m, pre, checks, invs)
-            measured = mark(plan, [measure(repo, plan, j) for j in jobs])  # ops/retries.py: remeasure_on
+            from owed.measure.parallel import measure_all
+
+            measured = mark(plan, measure_all(repo, plan, jobs))  # exec.parallel; ops/retries.py: remeasure_on
             probes = _probes(ctx, node, pre, measured)
             writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants

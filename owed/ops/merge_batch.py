@@ -241,7 +241,6 @@ def merge_batch(cwd: str, names: list[str]) -> BatchResult:
 
 
 def _locked(ctx: Context, names: list[str], record_all) -> BatchResult:
-    from owed.measure.run import measure
     from owed.ops.attest import genesis_jobs, measure_genesis
     from owed.ops.refresh import refresh_trunk
 
@@ -256,7 +255,9 @@ def _locked(ctx: Context, names: list[str], record_all) -> BatchResult:
             return _alone(ctx, names, links, dropped, pre)
         ref = E.BatchRef(members=tuple(x.node for x in links), base=pre)
         jobs, reused, checks, invs = _jobs(ctx, links, pre, ref)
-        measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
+        from owed.measure.parallel import measure_all
+
+        measured = measure_all(ctx.repo, ctx.plan, jobs)  # exec.parallel
     written = record_all(ctx, measured) if measured else []
     ctx.reload()
     drafts = _drafts(links, pre, checks, invs)

@@ -14,7 +14,7 @@ changed (run, timeout_s, reads, repeat, template, report, fields; tests and red_
 writes widened (each new pattern not provably inside the old scope) · dependency removed ·
 approve removed · evidence removed, or its `by` changed to a role other than owner · invariant
 removed · invariant known_red entry added or reassigned to another fix node (also on a new invariant) ·
-setup, closure or exec (env/wrap) changed · allow changed other than deleting whole rules.
+setup, closure or exec (env/wrap/touch) changed · allow changed other than deleting whole rules.
 Not downgrades: adding or tightening anything, title/brief/type/later/drive/worktrees/limits/
 slot_setup/sweep changes, `on_timeout` (diagnostics only), deleting allow rules.
 
@@ -255,6 +255,8 @@ def exec_for_keys(plan: Plan) -> dict | None:
         out["wrap"] = plan.exec.wrap if isinstance(plan.exec.wrap, str) else list(plan.exec.wrap)
     if plan.exec.shell != "login":
         out["shell"] = plan.exec.shell
+    if plan.exec.touch is not None:
+        out["touch"] = plan.exec.touch
     return out or None
 
 

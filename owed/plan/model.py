@@ -211,6 +211,12 @@ class Exec(Spec, kw_only=True):
     shell: Literal["login", "plain"] = "login"
     wrap: Wrap | None = None
     wrap_grace_s: NonNeg = 30
+    # 0.9: jobs one merge / adopt / genesis attest measures at once, and stable leased measurement trees
+    # (owed/measure/reuse.py); neither is part of any key. 0.11: tracked mtimes in reused trees — an
+    # explicitly set `touch` is part of every key (and owner-only, like env and wrap).
+    parallel: Annotated[int, _meta("an integer from 1 to 32", ge=1, le=32)] = 1
+    trees: Literal["fresh", "reuse"] = "fresh"
+    touch: Literal["reset", "always", "never"] | None = None
 
 
 class Role(Spec, kw_only=True):

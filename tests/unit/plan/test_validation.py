@@ -133,7 +133,9 @@ CASES = [
     (P(exec={"wrap": "ssh r '{cmd}'"}), "exec.wrap: placeholder {cmd} is inside quotes"),
     (P(exec={"wrap": "ssh r \"{cwd} {cmd}"}), "exec.wrap: placeholder {cwd} is inside quotes"),
     (P(exec={"wrap_grace_s": -1}), "exec.wrap_grace_s: expected a non-negative integer, got -1"),
-    (P(exec={"touch": "reset"}), "exec.touch: unknown key"),
+    (P(exec={"touch": "sometimes"}), 'exec.touch: expected "always" or "never" or "reset", got "sometimes"'),
+    (P(exec={"parallel": 0}), "exec.parallel: expected an integer from 1 to 32, got 0"),
+    (P(exec={"trees": "shared"}), 'exec.trees: expected "fresh" or "reuse", got "shared"'),
     # drive
     (P(drive={"writer": {"agent": "w"}}), 'drive.writer.agent: "w" is not defined in drive.agents'),
     (P(drive={"reviewer": {"agent": "r"}, "agents": {"w": {"command": "x"}}}), 'drive.reviewer.agent: "r" is not defined'),
