@@ -29,6 +29,7 @@ from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
 from owed.ops.context import Context
+from owed.ops.merge import MergeResult
 
 
 @dataclass
@@ -51,7 +52,8 @@ class BatchResult:
     observations: list = field(default_factory=list)
     reused: list = field(default_factory=list)
     unguarded: list = field(default_factory=list)
-    single: object | None = None  # the MergeResult when only one member was left
+    alone: str | None = None  # the one member left (it merges alone)
+    single: MergeResult | None = None  # that single merge's result
 
 
 def parse_members(text: str) -> list[str]:
@@ -235,7 +237,7 @@ def merge_batch(cwd: str, names: list[str]) -> BatchResult:
         if any(ctx.state.open_slot(n) is None or ctx.state.open_slot(n).cand is None for n in names):
             raise Stale("Plan, candidate or trunk changed; retry")
         res = _locked(ctx, names, record_all)
-    if res.single is None:
+    if res.alone is None:
         _unguarded(ctx, res)
     return res
 
@@ -277,11 +279,11 @@ def _locked(ctx: Context, names: list[str], record_all) -> BatchResult:
 
 def _alone(ctx: Context, names, links: list[Link], dropped, pre: str) -> BatchResult:
     """Fewer than two members left: none (refused) or one, which merges alone (after the lock is released
-    by the caller's `with`, so: raise a marker the caller turns into a single merge)."""
+    by the caller first: `run` merges it alone)."""
     if not links:
         why = "; ".join(f"{n}: {r}" for n, r in dropped)
         raise Conflict(f"batch merge of {', '.join(names)}: no member left ({why}); trunk unchanged")
-    return BatchResult(members=[links[0].node], prior=pre, commit="", dropped=dropped, single=links[0].node)
+    return BatchResult(members=[links[0].node], prior=pre, commit="", dropped=dropped, alone=links[0].node)
 
 
 def _unguarded(ctx: Context, res: BatchResult) -> None:
@@ -297,8 +299,8 @@ def run(cwd: str, names: list[str]) -> BatchResult:
     from owed.ops.merge import merge
 
     res = merge_batch(cwd, names)
-    if res.single is not None:
-        res.single = merge(cwd, res.single)
+    if res.alone is not None:
+        res.single = merge(cwd, res.alone)
     return res
 
 
