@@ -445,3 +445,19 @@ def test_merge_order_unfinished_dependents_first():
     b.review("a")  # a: accepted later, but b depends on it
     assert merge_queue(b.state, b.plan) == ["a", "c"]
     assert [a.node for a in b.decide(_sealed(b)) if a.kind == "merge"] == ["a"]
+
+
+def test_merge_batch_plans_one_batch_and_a_refused_set_is_not_batched_again_on_this_trunk():
+    from owed.state import batch_id
+
+    b = Book(PLAN.replace("  repairs: 1\n", "  repairs: 1\n  merge_batch: 2\n"))
+    b.dispatch("c")
+    b.dispatch("d")
+    _accept_plain(b, "c", "c1")
+    _accept_plain(b, "d", "d1")
+    merges = [a for a in b.decide(_sealed(b)) if a.kind == "merge"]
+    assert [(a.node, a.batch) for a in merges] == [("c", ("c", "d"))]
+    refused = {batch_id(["c", "d"], b.state.trunk_commit)}
+    merges = [a for a in b.decide(_sealed(b), batch_refused=refused) if a.kind == "merge"]
+    assert [(a.node, a.batch) for a in merges] == [("c", ())]  # its first half alone, on the same trunk
+    assert [a for a in b.decide(_sealed(b), merging=True) if a.kind == "merge"] == []
