@@ -125,3 +125,19 @@ def test_batch_refusals_before_anything_is_recorded(owed, brepo):
     r = owed("merge", "a,b", env={"DSA_CALL": "1"})
     assert r.returncode == 1 and "parent acts are refused" in r.stderr
     assert len(ledger(repo)) == n0  # nothing recorded by any refusal
+
+
+def test_a_conflicting_member_drops_out_and_the_one_left_merges_alone(owed, brepo):
+    repo, count = brepo
+    accepted(owed, repo, "a", {"a.txt": "a\n"})
+    accepted(owed, repo, "b", {"b.txt": "b\n"})
+    accepted(owed, repo, "e", {"a.txt": "e\n", "e.txt": "e\n"}, overlap=True)
+    assert owed("merge", "e").returncode == 0  # trunk now has another a.txt: a's candidate conflicts with it
+    r = owed("merge", "a,b", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["batch"] == ["b"] and doc["node"] == "b"
+    assert doc["dropped"][0]["node"] == "a" and "conflicts with the batch tree (a.txt)" in doc["dropped"][0]["reason"]
+    merges = [e for e in ledger(repo) if e["kind"] == "merge"]
+    assert [(e["node"], e.get("members", [])) for e in merges] == [("e", []), ("b", [])]  # b as a single merge
+    assert json.loads(owed("status", "--json").stdout)["mergeQueue"] == ["a"]  # a stays for its rebase
