@@ -59,7 +59,8 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
         return f"refused: {reason}"
     if code == EXIT_BUSY:
         return "busy; retry next pass"
-    drv.backoff.push(node)
+    for member in node.split(","):  # a batch backs off every member (the policy looks nodes up one by one)
+        drv.backoff.push(member)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
 
 

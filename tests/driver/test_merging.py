@@ -34,3 +34,18 @@ def test_merge_job_is_written_for_the_child_and_always_removed(tmp_path):
     assert not merge_waiting.path(tmp_path).exists()
     with merge_job(d, Action("attest", "a", 1)):
         assert not merge_waiting.path(tmp_path).exists()  # only merges are a merge job
+
+
+def test_a_batch_outcome_belongs_to_the_batch_and_an_error_backs_off_every_member():
+    from driver.backoff import Backoffs
+    from driver.outcomes import merge_outcome
+    from owed.state import batch_id
+
+    state = SimpleNamespace(trunk_commit="t" * 40)
+    d = SimpleNamespace(merge_refused={}, batch_refused=set(), seen=(state, None), backoff=Backoffs())
+    said = merge_outcome(d, "a,b", 1, '{"error":"batch merge of a, b refused: …","code":"guard"}\n', 3, 10)
+    assert said.startswith("batch refused") and d.merge_refused == {}  # no member is halted for the batch
+    assert d.batch_refused == {batch_id(["a", "b"], "t" * 40)}
+    assert merge_outcome(d, "a,b", 1, '{"error":"Plan changed; retry","code":"stale"}\n', 3, 10).startswith("retry")
+    merge_outcome(d, "a,b", 3, '{"error":"internal","code":"internal"}\n', 3, 10)
+    assert set(d.backoff.until) == {"a", "b"}
