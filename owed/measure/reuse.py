@@ -37,7 +37,10 @@ def reusing(plan, job) -> bool:
 def prepare_reused(repo, plan, job):
     from owed.measure.items import matcher
 
-    lease = repo.lease_tree(tree_name(job))
+    try:
+        lease = repo.lease_tree(tree_name(job))
+    except OSError as e:  # the trees directory cannot hold a lease: measure in a fresh tree
+        return None, None, f"no reuse tree for {tree_name(job)} ({e.strerror or e}); measured in a fresh tree"
     try:
         changed = repo.reset_tree(lease, job.commit)
         if job.base and plan.closure:

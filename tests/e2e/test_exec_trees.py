@@ -139,6 +139,7 @@ def test_reuse_changes_no_key_and_touch_is_keyed(tmp_path, owed):
     assert exec_part(parse_plan(reuse_plan())) == exec_part(plain) and exec_for_keys(parse_plan(reuse_plan())) is None
     assert exec_for_keys(parse_plan(reuse_plan().replace("trees: reuse", "parallel: 4"))) is None
     assert exec_for_keys(parse_plan(reuse_plan("always"))) == {"touch": "always"}
+    assert exec_part(parse_plan(reuse_plan("always"))) == {"touch": "always"}  # an explicit touch enters every key
     repo = _reuse_repo(tmp_path, owed)
     accepted(owed, repo, "x", {"x.txt": "x\n"})
     (repo / "plan.yaml").write_text(reuse_plan().replace("trees: reuse", "trees: reuse, parallel: 3"))
@@ -170,3 +171,31 @@ def test_touch_reset_touches_when_the_tree_changes_commit(tmp_path, owed):
     assert owed("attest", "x").returncode == 0  # another commit: keep.txt (unchanged by git) is touched
     m1, m2 = map(int, (repo / ".git" / "mtimes.log").read_text().split())
     assert m2 > m1
+
+
+def test_an_unpreparable_reuse_tree_falls_back_to_a_fresh_one_with_a_note(tmp_path, owed):
+    repo = _reuse_repo(tmp_path, owed)
+    (repo / ".git" / "owed" / "trees").write_text("not a directory\n")  # no lease can be taken under it
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    logged = (repo / ".git" / "trees.log")
+    assert not logged.exists()  # the fresh tree's ../../../ is elsewhere: the check still passed
+    obs = [e for e in ledger(repo) if e["kind"] == "obs" and e["obligation"] == "check:t"][-1]
+    assert obs["verdict"] == "pass"
+    text = (repo / ".git" / "owed" / "blobs" / obs["log"]).read_text()
+    assert "no reuse tree for check-x.t" in text and "measured in a fresh tree" in text
+
+
+def test_gc_removes_the_reuse_tree_of_a_merged_node_and_keeps_a_leased_one(tmp_path, owed):
+    repo = _reuse_repo(tmp_path, owed)
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    tree = repo / ".git" / "owed" / "trees" / "check-x.t-0"
+    assert tree.is_dir()
+    lock = tree.with_name("check-x.t-0.lock")
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": __import__("owed.ledger.lock", fromlist=["HOST"]).HOST}))
+    git(repo, "switch", "-q", "--detach")  # the main worktree lacks the gitlink's checkout: it is not clean
+    assert owed("merge", "x").returncode == 0
+    assert json.loads(owed("gc", "--dry-run", "--json").stdout)["trees"] == []  # leased by a live process: kept
+    lock.unlink()
+    assert json.loads(owed("gc", "--dry-run", "--json").stdout)["trees"] == [{"tree": str(tree), "reason": "x is merged"}]
+    assert owed("gc").returncode == 0 and not tree.exists()
+    assert "reuse tree check-x.t-0" in [e for e in ledger(repo) if e["kind"] == "note"][-1]["text"]
