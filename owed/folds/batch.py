@@ -52,6 +52,10 @@ def fold_batch_obs(state: State, e: E.Obs, plan, record) -> None:
         raise refuse(e, "a batch observation of a node check names a member and merges it")
     if e.attribution or e.probe is not None:
         raise refuse(e, "a batch observation is neither an attribution rerun nor a probe")
+    if e.waits_on or e.grant_refused:
+        raise refuse(e, "waits_on and grant_refused belong to a failing writes observation of an open candidate")
+    if e.remeasure_match is not None or e.auto_remeasure is not None:
+        raise refuse(e, "a batch observation carries no remeasure_match or auto_remeasure (its votes are the batch's)")
     record(state, e, batch_item_id(ref.members, ref.base, e.subject, e.obligation, e.key))
     if e.verdict != "pass":
         bid = batch_id(ref.members, ref.base)

@@ -63,6 +63,10 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, "only the executor (executor:owed) records observations")
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
+    if e.batch is not None:
+        from owed.folds.batch import fold_batch_obs
+
+        return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
         fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
     kind, rest = split(e.obligation)
@@ -70,10 +74,6 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
                                             or e.attribution):
         what = "waits_on" if e.waits_on else "grant_refused"
         raise refuse(e, f"{what} belongs to a failing writes observation of an open candidate")
-    if e.batch is not None:
-        from owed.folds.batch import fold_batch_obs
-
-        return fold_batch_obs(state, e, plan, _record)
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")

@@ -89,6 +89,9 @@ def test_a_failing_batch_vote_blocks_no_member_and_is_remembered_per_set_and_bas
                 base=pre, merging="a", batch=ref))
     assert accepted(b.state, b.plan, "a") and b.state.agg("a", "check:t", "k-a").fails == 0
     assert [(f.members, f.base) for f in b.state.batch_fails] == [(["a", "b"], pre)]
+    with pytest.raises(Refused, match="no remeasure_match or auto_remeasure"):
+        b.add(E.Obs(by="executor:owed", subject="trunk", obligation="inv:u", key="k", verdict="fail", commit=M,
+                    merging="a", batch=ref, remeasure_match="flaky"))
     with pytest.raises(Refused, match="names a member"):
         b.add(E.Obs(by="executor:owed", subject="c", obligation="check:t", key="k", verdict="pass", commit=M,
                     merging="c", batch=ref))
