@@ -209,6 +209,7 @@ def planned_batch(state, plan, queue: list[str]) -> list[str]:
     from owed.batchplan import plan_batch
 
     n = plan.drive_config.merge_batch
+    queue = [q for q in queue if state.nodes[q].halt is None]  # halted (parked, reported) nodes wait
     pick = plan_batch(state, plan, queue, n) if n > 1 else []
     return pick if len(pick) > 1 else []
 

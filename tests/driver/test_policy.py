@@ -461,3 +461,16 @@ def test_merge_batch_plans_one_batch_and_a_refused_set_is_not_batched_again_on_t
     merges = [a for a in b.decide(_sealed(b), batch_refused=refused) if a.kind == "merge"]
     assert [(a.node, a.batch) for a in merges] == [("c", ())]  # its first half alone, on the same trunk
     assert [a for a in b.decide(_sealed(b), merging=True) if a.kind == "merge"] == []
+
+
+def test_status_plans_the_batch_without_halted_nodes():
+    from owed.views.status import planned_batch
+    from owed.views.queue import merge_queue
+
+    b = Book(PLAN.replace("  repairs: 1\n", "  repairs: 1\n  merge_batch: 3\n"))
+    for n in ("c", "d"):
+        b.dispatch(n)
+        _accept_plain(b, n, n + "1")
+    assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == ["c", "d"]
+    b.add(E.Halt(by="parent:drive", node="d", attempt=1, reason="parked", needs="human"))
+    assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == []  # one member left: no batch
