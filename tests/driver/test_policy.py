@@ -9,7 +9,7 @@ import pytest
 
 from driver.policy import Facts, NoVerdict, Refusal, RunFacts, decide, rid_for
 from owed import entries as E
-from owed.plan.load import parse_plan, plan_blob, plan_sha
+from owed.plan.load import parse_plan, plan_sha
 from owed.reducer import apply
 from owed.state import State
 
