@@ -12,6 +12,7 @@ from owed import known_red as KR
 from owed import quarantine as Q
 from owed.known_red import complete
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
+from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
@@ -63,9 +64,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, "only the executor (executor:owed) records observations")
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
-    if e.batch is not None:
-        from owed.folds.batch import fold_batch_obs
-
+    if e.batch is not None:  # a batch's vote (owed/folds/batch.py)
         return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
         fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
@@ -325,12 +324,9 @@ def known_red(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozen
 
 
 def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None = None, look=None) -> list[str]:
-    """Why this merge may not be recorded (empty when it may): the guard, on append and on replay.
-    A batch member (owed/folds/batch.py) passes `base`, the pre-batch trunk (commit, invariant keys), and
-    `look`, which finds its merge-tree votes among the batch's own aggregates."""
+    """The guard, on append and on replay (empty: it may); batch members: base/look, owed/folds/batch.py."""
     out = []
-    trunk_commit, trunk_keys = base or (state.trunk_commit, state.trunk_keys)
-    look = look or state.agg
+    (trunk_commit, trunk_keys), look = base or (state.trunk_commit, state.trunk_keys), look or state.agg
     slot = state.open_slot(e.node)
     if slot is None or slot.cand is None or slot.attempt != e.attempt:
         return [f"{e.node} has no open candidate for attempt {e.attempt}"]
