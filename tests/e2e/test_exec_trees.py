@@ -19,7 +19,7 @@ SPAN = "python3 -c 'import sys,time; open(sys.argv[1],\"a\").write(\"%s start %f
        "sleep {sleep}; python3 -c 'import sys,time; open(sys.argv[1],\"a\").write(\"%s end %f\\n\" % (sys.argv[2], time.time()))' {log} {id}"
 
 
-def par_plan(log, parallel: int, sleep: float = 1) -> str:
+def par_plan(log, parallel: int, sleep: float | str = 1) -> str:
     inv = lambda i: SPAN.format(log=log, id=i, sleep=sleep).replace("'", "''")  # noqa: E731
     return textwrap.dedent(f"""\
         version: 1
@@ -63,8 +63,10 @@ def test_merge_invariants_side_by_side_recorded_in_job_order(tmp_path, owed, par
 
 @pytest.mark.parametrize("parallel", [1, 2])
 def test_an_abort_kills_every_running_parallel_job(tmp_path, owed, parallel):
-    log = tmp_path / "spans"
-    repo = make_repo(tmp_path / "p", par_plan(log, parallel, sleep=300))
+    from tests.helpers.procs import marker, survivors
+
+    log, mark = tmp_path / "spans", f"300.{marker()}"  # a unique sleep: other tests' sleeps do not count
+    repo = make_repo(tmp_path / "p", par_plan(log, parallel, sleep=mark))
     owed.cwd = repo
     assert owed("init", "plan.yaml", "--no-measure").returncode == 0
     n0 = len(ledger(repo))
@@ -80,8 +82,7 @@ def test_an_abort_kills_every_running_parallel_job(tmp_path, owed, parallel):
             p.communicate()
     assert p.returncode == 143, err
     assert len(ledger(repo)) == n0  # nothing of the aborted jobs recorded
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "sleep 300" not in ps
+    assert survivors(f"sleep {mark}") == []  # every running job's group was killed
 
 
 def reuse_plan(touch: str | None = None, trees: str = "reuse") -> str:
