@@ -35,19 +35,35 @@ def agent_command(agent) -> str:
     return command(agent)
 
 
-def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict) -> None:
+def start_run(drv, state, plan, rid: str, role: str, generation: int, task: str, extra_env: dict,
+              launched: dict | None = None) -> None:
+    """Start one generation of a run. `launched` (the run's launch spec) pins a later generation to what the
+    launch chose: its command, model and wrap, whatever the plan says now (a follow-up resumes that CLI's session)."""
     node_id = rid.split(":")[2]
     slot = state.open_slot(node_id)
     name, agent, model = agent_for(plan, node_id, role)
     if agent is None:
         raise RuntimeError(f"no drive.{role} agent configured for {node_id}")
+    command, wrap = agent_command(agent), agent.wrap
+    if launched is not None:
+        command, model, wrap = launched.get("command") or command, launched.get("model"), launched.get("wrap")
     env = {"OWED_NODE": node_id, "OWED_ATTEMPT": str(slot.attempt), "OWED_ROLE": role, "OWED_MODEL": model or "",
            **extra_env}
     cwd = slot.worktree if role == "writer" else drv.root
-    drv.pool.start(rid, generation, command=agent_command(agent), cwd=cwd, env=env, task_text=task,
+    drv.pool.start(rid, generation, command=command, cwd=cwd, env=env, task_text=task,
                    timeout_s=agent.timeout_s or DEFAULT_TIMEOUT_S, stall_s=plan.drive_config.stall_min * 60 or None,
-                   watch=str(drv.ctx.ledger.file), kind="run" if generation == 1 else "follow-up", wrap=agent.wrap,
+                   watch=str(drv.ctx.ledger.file), kind="run" if generation == 1 else "follow-up", wrap=wrap,
                    shell=plan.exec_config.shell)
+
+
+def launched(drv, state, node_id: str, rid: str) -> tuple[str, dict]:
+    """A run's role (from its launch entry) and its launch spec: every later generation starts from exactly the
+    environment the launch gave it (OWED_REVIEWER, OWED_CANDIDATE, … ; the pool adds the same rail token and run
+    directory), never from the act that asks for it."""
+    import json
+
+    run = state.nodes[node_id].runs[rid]
+    return run.role, json.loads(drv.ctx.ledger.get_blob(run.spec))
 
 
 def halt(drv, node, attempt, reason, needs, command, report: str | None = None) -> None:
@@ -127,17 +143,14 @@ def launch(drv, act, state, plan) -> str:
 
 
 def start(drv, act, state, plan) -> str:
-    import json
-
-    ledger = drv.ctx.ledger
     node_id = act.rid.split(":")[2]
     run = state.nodes[node_id].runs[act.rid]
-    spec = json.loads(ledger.get_blob(run.spec))
-    task = spec["task"] if act.generation == 1 else ledger.get_blob(run.messages[act.generation - 2]).decode()
+    role, spec = launched(drv, state, node_id, act.rid)
+    task = spec["task"] if act.generation == 1 else drv.ctx.ledger.get_blob(run.messages[act.generation - 2]).decode()
     env = dict(spec.get("env") or {})
-    if run.role == "reviewer" and act.generation > 1 and run.rulings:  # a re-acknowledgment's watermark
+    if role == "reviewer" and act.generation > 1 and run.rulings:  # a re-acknowledgment's watermark
         env["OWED_ACK_RULINGS"] = str(run.rulings)
-    start_run(drv, state, plan, act.rid, run.role, act.generation, task, env)
+    start_run(drv, state, plan, act.rid, role, act.generation, task, env, spec)
     return f"{act.rid} generation {act.generation} (re)started"
 
 
@@ -145,10 +158,13 @@ def send(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
 
-    extra: dict = {}
-    if act.role == "reviewer":  # a re-acknowledgment: the review packet again, after what is new
-        task, extra = M.reviewer_task(state, plan, act.node, int(act.rid.rsplit(":", 1)[1]))
+    role, spec = launched(drv, state, act.node, act.rid)
+    env = {k: v for k, v in (spec.get("env") or {}).items() if k != "OWED_ACK_RULINGS"}
+    if role == "reviewer":  # a re-acknowledgment: the review packet again, after what is new
+        task, fresh = M.reviewer_task(state, plan, act.node, int(act.rid.rsplit(":", 1)[1]))
         text = (M.answered(act.detail) if act.reason == "answer" else M.reack(act.detail)) + task
+        if "OWED_ACK_RULINGS" in fresh:
+            env["OWED_ACK_RULINGS"] = fresh["OWED_ACK_RULINGS"]
     else:
         text = M.follow_up(state, plan, act.node, act.reason, act.detail)
     sha = drv.ctx.ledger.put_blob(text.encode())
@@ -163,7 +179,7 @@ def send(drv, act, state, plan) -> str:
                        generation=act.generation, rulings=carried or None)]
 
     drv.ctx.ledger.append(make)
-    start_run(drv, state, plan, act.rid, act.role or "writer", act.generation, text, extra)
+    start_run(drv, state, plan, act.rid, role, act.generation, text, env, spec)
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 
 
