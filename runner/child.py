@@ -103,11 +103,16 @@ class Child:
                 pass
             guard.subreaper()
             token = f"{os.getpid()}-{next(_tokens)}"
-            popen = subprocess.Popen(
-                list(argv), cwd=cwd, env={**env, "OWED_RUN_TOKEN": token}, stdin=subprocess.DEVNULL,
-                stdout=write_fd, stderr=write_fd, start_new_session=True, close_fds=True,
-            )
-            guard.watch(popen.pid)
+            guard.expect(token)  # registered before the child can run: a kill right after the spawn is covered
+            try:
+                popen = subprocess.Popen(
+                    list(argv), cwd=cwd, env={**env, "OWED_RUN_TOKEN": token}, stdin=subprocess.DEVNULL,
+                    stdout=write_fd, stderr=write_fd, start_new_session=True, close_fds=True,
+                )
+            except BaseException:
+                guard.forget(token)
+                raise
+            guard.watch(popen.pid, token)
         except BaseException:
             os.close(read_fd)
             raise

@@ -3,7 +3,10 @@
 - `watch(pgid)` / `unwatch(pgid)`: a tiny guardian (`sh`, started on first use, in its own session) reads
   `+pgid` / `-pgid` lines from a pipe only this process holds. When this process dies for any reason
   (SIGKILL included) the pipe reports EOF and the guardian sends SIGTERM, then after 1 s SIGKILL, to every
-  group still registered: a killed `owed attest` cannot leave its check running.
+  group still registered: a killed `owed attest` cannot leave its check running. The run's token is
+  registered before the spawn (`expect(token)`) and cleared by `watch(pgid, token)`: an owner killed
+  between the spawn and the `+pgid` line leaves a pending token, and the guardian then kills whatever
+  carries it (found in /proc/*/environ), so there is no window in which a started check is unguarded.
 - `subreaper()`: PR_SET_CHILD_SUBREAPER (Linux), so a grandchild that double-forked and called setsid
   re-parents to this process instead of init. `sweep(token)` then kills and reaps every such adopted
   child that carries the run's token (`OWED_RUN_TOKEN` in its environment) and everything below it.
@@ -25,19 +28,29 @@ _guard: tuple[subprocess.Popen, int] | None = None
 _guard_pid = 0
 _subreaper: bool | None = None
 
+# Lines: +pgid / -pgid (a group to kill / forget), Ttoken / ttoken (a spawn under way / done). Pending tokens
+# are looked up only when the owner died, twice: a child between fork and exec has no token in its environ yet.
 _SCRIPT = r"""
 trap '' INT TERM HUP
-pgs=' '
+pgs=' ' toks=' '
 while IFS= read -r line; do
   case "$line" in
     +*) pgs="$pgs${line#+} " ;;
     -*) id=${line#-}; case "$pgs" in *" $id "*) pgs="${pgs%% $id *} ${pgs#* $id }" ;; esac ;;
+    T*) toks="$toks${line#T} " ;;
+    t*) id=${line#t}; case "$toks" in *" $id "*) toks="${toks%% $id *} ${toks#* $id }" ;; esac ;;
   esac
 done
-[ -n "${pgs# }" ] || exit 0
+[ -n "${pgs# }" ] || [ -n "${toks# }" ] || exit 0
+strays() {
+  for t in $toks; do grep -lzx "OWED_RUN_TOKEN=$t" /proc/[0-9]*/environ 2>/dev/null; done |
+    sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p'
+}
 for p in $pgs; do kill -TERM "-$p" 2>/dev/null; done
+for p in $(strays); do kill -TERM "-$p" "$p" 2>/dev/null; done
 sleep 1
 for p in $pgs; do kill -KILL "-$p" 2>/dev/null; done
+for p in $(strays); do kill -KILL "-$p" "$p" 2>/dev/null; done
 """
 
 
@@ -78,8 +91,19 @@ def _retire(proc: subprocess.Popen, w: int) -> None:
         pass
 
 
-def watch(pgid: int) -> None:
-    _send(f"+{pgid}\n")
+def expect(token: str) -> None:
+    """Before a spawn: the child about to start carries OWED_RUN_TOKEN=token (guarded until `watch`)."""
+    _send(f"T{token}\n")
+
+
+def watch(pgid: int, token: str | None = None) -> None:
+    """After the spawn: guard the group (and clear the pending token in the same write)."""
+    _send(f"+{pgid}\n" + (f"t{token}\n" if token else ""))
+
+
+def forget(token: str) -> None:
+    """A spawn that failed: nothing carries the token."""
+    _send(f"t{token}\n")
 
 
 def unwatch(pgid: int) -> None:

@@ -8,9 +8,11 @@ the change breaks readers: a key removed, renamed or retyped); the diff of shape
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import tests.conftest  # noqa: F401  (the hermetic git environment)
@@ -28,6 +30,32 @@ def _tidy(text: str, root: str) -> str:
     return re.sub(r"\"pid\":\s*\d+", '"pid": 4242', text)
 
 
+_FULL = re.compile(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b")
+_SHORT = re.compile(r"\b[0-9a-f]{12}\b")
+_TS = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b")
+_TIMING = re.compile(r'("(?:duration_ms|durationMs|pass_s|busy_s|cpu_s|launch_s|median|p90|max)":\s*)([0-9.]+)')
+
+
+def steady(text: str) -> str:
+    """The same examples on every run: commit, hash and head values (which change with every timestamp) become
+    fixed stand-ins, one per distinct value in order of appearance (a 12-digit prefix follows its full value);
+    timestamps become fixed ones keeping their order; measured durations become 1 (0.5 where a float)."""
+    full: dict[str, str] = {}
+    for h in _FULL.findall(text):
+        if h not in full:
+            full[h] = hashlib.sha256(f"example {len(full)}".encode()).hexdigest()[: len(h)]
+    short = {h[:12]: v[:12] for h, v in full.items()}
+    for h in _SHORT.findall(text):  # a prefix whose full value is not shown (a ledger id in a run id)
+        if h not in short and not h.isdigit():
+            short[h] = hashlib.sha256(f"example {len(full) + len(short)}".encode()).hexdigest()[:12]
+    text = _FULL.sub(lambda m: full[m.group()], text)
+    text = _SHORT.sub(lambda m: short.get(m.group(), m.group()), text)
+    stamps = {t: i for i, t in enumerate(sorted(set(_TS.findall(text))))}
+    base = 1_764_579_600  # 2025-12-01T09:00:00Z
+    text = _TS.sub(lambda m: time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(base + stamps[m.group()])), text)
+    return _TIMING.sub(lambda m: m.group(1) + ("0.5" if "." in m.group(2) else "1"), text)  # type kept
+
+
 def render_examples(w, root: str) -> str:
     out = []
     for name, doc in w.docs.items():
@@ -36,7 +64,7 @@ def render_examples(w, root: str) -> str:
         body = "\n".join(json.dumps(d, ensure_ascii=False) for d in doc) if isinstance(doc, list) \
             else json.dumps(doc, indent=2, ensure_ascii=False)
         out.append(f"```{'jsonl' if isinstance(doc, list) else 'json'}\n{_tidy(body, root)}\n```\n")
-    return "\n".join(out)
+    return steady("\n".join(out))
 
 
 def main() -> int:

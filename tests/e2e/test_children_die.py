@@ -112,3 +112,18 @@ def test_the_next_command_prunes_the_measurement_tree_of_a_killed_attest(tmp_pat
     f.run("status", expect=0)
     assert tree not in git(f.repo, "worktree", "list")
     assert not os.path.exists(os.path.dirname(tree))
+
+
+def test_an_owner_killed_between_the_spawn_and_the_guard_registration_leaves_no_check(tmp_path, mark):
+    # The window a SIGKILL can hit: the check runs, its group is not yet registered. The owner here dies in
+    # exactly that place (its watch() kills it); the token registered before the spawn still reaches the check.
+    script = f"""if True:
+        import os, signal
+        from runner import guard
+        from runner.child import Child
+        guard.watch = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+        Child.spawn(["sh", "-c", "sleep 60; echo {mark}"], {str(tmp_path)!r}, dict(os.environ), 4096)
+        """
+    p = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, timeout=60)
+    assert p.returncode == -signal.SIGKILL
+    assert survivors(mark, timeout=2.5) == [], "the check outlived an owner killed before watch()"

@@ -6,10 +6,11 @@ import json
 import os
 import pwd
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import git, wait_for
 from tests.driver.test_drive_e2e import entries, make, owed
 from tests.remote.cases import could_not_run, measure_through_wrapper
 from tests.remote.conftest import WRAP
@@ -26,9 +27,35 @@ def test_checks_and_an_invariant_run_in_the_mirror(sshd, flow, mark):
     try:
         obs = measure_through_wrapper(flow, wrap, here.replace(".cache/owed-remote", root), mark)
         assert obs["passes"]["exit"] == 0
-        assert mirrors.is_dir() and list(mirrors.iterdir()) == []  # every copy was removed after its run
+        # Every copy is removed after its run. The timed-out check's copy is removed by the far side after the
+        # kill, when the client is already gone (asynchronous by design): wait for it, bounded.
+        assert mirrors.is_dir()
+        wait_for(lambda: list(mirrors.iterdir()) == [], timeout=15, what=f"the copies to go: {list(mirrors.iterdir())}")
     finally:
         shutil.rmtree(mirrors, ignore_errors=True)
+
+
+def test_two_runs_of_one_tree_get_their_own_copies_unless_kept(sshd, tmp_path, mark):
+    # A killed run's copy is removed late by the far side: it must never be the next run's copy. The run
+    # token stays here (the far side here is this machine: a sweep of ours must not kill its cleanup).
+    root = f".cache/owed-remote-test-{mark}"
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "f").write_text("f\n")
+
+    def remote_dir(*flags: str) -> str:
+        p = subprocess.run([str(WRAP / "ssh"), *flags, "-F", str(sshd.config), sshd.HOST, str(tree), "30",
+                            'cat f >/dev/null && echo "$OWED_TREE${OWED_RUN_TOKEN-}"'],
+                           env=dict(os.environ, OWED_SSH_ROOT=root, OWED_RUN_TOKEN="1-1"),
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    try:
+        assert remote_dir() != remote_dir() and not remote_dir().endswith("1-1")
+        assert remote_dir("--keep") == remote_dir("--keep")
+    finally:
+        shutil.rmtree(Path(pwd.getpwuid(os.getuid()).pw_dir) / root, ignore_errors=True)
 
 
 def test_a_transport_failure_could_not_run(sshd, flow):
