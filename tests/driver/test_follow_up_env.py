@@ -4,6 +4,7 @@ directory, and its review is accepted by the rails. Real CLI, `owed drive`, bash
 
 from __future__ import annotations
 
+import re
 import time
 
 from tests.conftest import git
@@ -34,6 +35,7 @@ def _replan(repo, model: str) -> None:
     plan = repo / "plan.yaml"
     text = plan.read_text()
     old = next(line for line in text.splitlines() if line.startswith("  reviewer: "))
+    text = re.sub(r'command: "(OWED_MARK=\w+ )?bash', f'command: "OWED_MARK={model} bash', text)  # a new command
     plan.write_text(text.replace(old, f"  reviewer: {{agent: s, model: {model}}}"))
     git(repo, "commit", "-qam", f"reviewer model {model}")
     ok(repo, "plan", "plan.yaml")
@@ -61,7 +63,8 @@ def test_a_reviewer_follow_up_starts_with_its_launch_environment_and_records_its
     first, second = _env(tmp_path / "reviewer-env-1.txt"), _env(tmp_path / "reviewer-env-2.txt")
     assert second["OWED_ROLE"] == "reviewer" and second["OWED_REVIEWER"] == first["OWED_REVIEWER"] != ""
     assert second["OWED_RAIL_TOKEN"] == first["OWED_RAIL_TOKEN"] and second["OWED_RUN_DIR"] == first["OWED_RUN_DIR"]
-    assert first["OWED_MODEL"] == second["OWED_MODEL"] == "m1"
+    assert first["OWED_MODEL"] == second["OWED_MODEL"] == "m1"  # the launch's model and command, not the new plan's
+    assert first["OWED_MARK"] == second["OWED_MARK"] == "m1"
     assert second["OWED_KIND"] == "follow-up" and second["OWED_ACK_RULINGS"] == str(rule["seq"])
     same = {k: v for k, v in first.items() if k not in PER_GENERATION}
     assert {k: v for k, v in second.items() if k not in PER_GENERATION} == same  # exactly the launch's env
