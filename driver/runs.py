@@ -26,7 +26,6 @@ Map:
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -42,24 +41,14 @@ STATES = ("absent", "starting", "running", "sealed", "lost")
 SPEC, TASK, LOCK, SPAWNED, STARTED, AGENT, STOP, EXIT, LOG, RID = (
     "spec.json", "task.md", "lock", "spawned.json", "started.json", "agent.json", "stop", "exit.json", "shim.log",
     "rid")
-_PLAIN = re.compile(r"[A-Za-z0-9.:-]{1,160}")
 _GEN = re.compile(r"^gen-([1-9][0-9]*)$")
 
 
 def safe(rid: str) -> str:
-    """A directory name for `rid`: `:` becomes `_`; a rid with any other odd character (including `_`) or an
-    overlong one gets a hash suffix, so two rids never share a directory.
+    """A directory name for `rid` (injective): owed/rails.py's run_dir_name, the one rule the rails read too."""
+    from owed.rails import run_dir_name
 
-    >>> safe("owed:0123456789ab:greeting:1:writer")
-    'owed_0123456789ab_greeting_1_writer'
-    >>> safe("owed:0123456789ab:a_b:1:writer")
-    'owed_0123456789ab_a_b_1_writer~869cee862e54'
-    """
-    plain = rid.replace(":", "_")
-    if _PLAIN.fullmatch(rid):
-        return plain
-    digest = hashlib.sha256(rid.encode()).hexdigest()[:12]
-    return re.sub(r"[^A-Za-z0-9._-]", "_", plain)[:80] + "~" + digest
+    return run_dir_name(rid)
 
 
 def generations(run_dir: Path) -> list[int]:
