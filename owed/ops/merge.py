@@ -187,6 +187,22 @@ def _recorded_plan_file(ctx: Context, wt, state) -> tuple[str, ...]:
         return ()
 
 
+def move_trunk(ctx: Context, state, wt, pre: str, m: str, drafts, reason: str) -> None:
+    """Inside the locked step of a merge (one node or a batch): check the trunk ref is still `pre`, record the
+    merge intent (a kill from here on is recovered), then move trunk to `m` — a fast-forward of the checked-out
+    trunk worktree (its recorded plan file never blocks it) or a CAS of the ref."""
+    repo = ctx.repo
+    ref = repo.branch_oid(state.trunk)
+    if ref != pre:
+        raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
+                    f"{pre[:12]}; nothing recorded")
+    merge_intent.record(ctx.ledger, drafts, state.trunk)
+    if wt is not None:
+        repo.ff_worktree(wt, m, keep=_recorded_plan_file(ctx, wt, state))
+    elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, reason):
+        raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+
+
 def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Merge):
     """The locked step: recheck everything against the fresh state, move trunk (CAS or fast-forward of
     a checked-out clean trunk worktree), and return the merge entry."""
@@ -202,15 +218,7 @@ def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Me
         p = merge_problems(state, ctx.ledger.plan(state.plan.sha), draft)
         if p:
             raise GuardFailed(f"merge of {node_id} refused: {'; '.join(p)}; trunk unchanged")
-        ref = repo.branch_oid(state.trunk)
-        if ref != pre:
-            raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
-                        f"{pre[:12]}; nothing recorded")
-        merge_intent.record(ctx.ledger, draft, state.trunk)  # a kill from here on is recovered
-        if wt is not None:
-            repo.ff_worktree(wt, m, keep=_recorded_plan_file(ctx, wt, state))
-        elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {node_id}"):
-            raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+        move_trunk(ctx, state, wt, pre, m, draft, f"owed merge {node_id}")
         return [draft]
 
     return make

@@ -29,7 +29,7 @@ from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
 from owed.ops.context import Context
-from owed.ops.merge import MergeResult
+from owed.ops.merge import MergeResult, move_trunk
 
 
 @dataclass
@@ -207,15 +207,7 @@ def _commit_step(ctx: Context, drafts: list[E.Merge], plan_sha: str):
         probs = guard(state, ctx.ledger.plan(state.plan.sha), drafts)
         if probs:
             raise GuardFailed(f"batch merge refused: {'; '.join(probs)}; trunk unchanged")
-        ref = repo.branch_oid(state.trunk)
-        if ref != pre:
-            raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
-                        f"{pre[:12]}; nothing recorded")
-        merge_intent.record(ctx.ledger, drafts, state.trunk)  # a kill from here on is recovered
-        if wt is not None:
-            repo.ff_worktree(wt, m)
-        elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, f"owed merge {','.join(cands)}"):
-            raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+        move_trunk(ctx, state, wt, pre, m, drafts, f"owed merge {','.join(cands)}")
         return drafts
 
     return make

@@ -48,3 +48,17 @@ def test_other_uncommitted_changes_still_block_it(tmp_path):
     r = f.run("merge", "a", expect=1)
     assert "has uncommitted changes" in r.stderr
     assert not any(e["kind"] == "merge" for e in f.ledger())
+
+
+def test_a_batch_merge_keeps_the_recorded_plan_file_too(tmp_path):
+    plan = plan_text("nodes:\n  - id: a\n    writes: [a.txt]\n  - id: b\n    writes: [b.txt]\n  - id: c\n    writes: [c.txt]\n")
+    f = Flow(tmp_path / "repo", plan)
+    f.init()
+    _accepted(f, "a")
+    _accepted(f, "b")
+    f.run("amend", "c", "--writes", "+docs/", "--note", "docs of c", expect=0)
+    recorded = (f.repo / "plan.yaml").read_text()
+    f.run("merge", "a,b", expect=0)
+    assert (f.repo / "a.txt").read_text() == "a\n" and (f.repo / "b.txt").read_text() == "b\n"
+    assert (f.repo / "plan.yaml").read_text() == recorded
+    assert git(f.repo, "status", "--porcelain").strip() == "M plan.yaml"
