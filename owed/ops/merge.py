@@ -75,12 +75,18 @@ def _merge_commit(ctx: Context, node_id: str, pre: str, cand, attempt: int):
     if missing:
         raise Refused("genesis measurements incomplete: " + ", ".join(j.obligation for j in missing)
                       + "; retry owed attest --genesis")
-    mt = ctx.repo.merge_tree(pre, cand.commit)
+    return merge_tree_commit(ctx, node_id, pre, cand.commit, attempt)
+
+
+def merge_tree_commit(ctx: Context, node_id: str, pre: str, commit: str, attempt: int):
+    """The merge tree of `commit` on trunk `pre` (a conflict refuses: rebase) and its merge commit [pre, commit]:
+    what `owed merge` measures and moves trunk to, and what `attest --remeasure` measures again."""
+    mt = ctx.repo.merge_tree(pre, commit)
     if not mt.clean:
         files = ", ".join(mt.conflicts[:10]) or "unknown files"
         raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
                        f"run owed rebase {node_id}, then the writer rebases and submits again")
-    return mt, ctx.repo.commit_tree(mt.tree, [pre, cand.commit], f"owed merge {node_id} (attempt {attempt})\n")
+    return mt, ctx.repo.commit_tree(mt.tree, [pre, commit], f"owed merge {node_id} (attempt {attempt})\n")
 
 
 def recorded(st, node_id: str, agg) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Conflict, Refused, UnknownNode
+from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Refused, UnknownNode
 from owed.ops.context import Context
 
 
@@ -68,10 +68,9 @@ def remeasure(cwd: str, node_id: str, *, everything: bool = False) -> RemeasureR
         if slot is None or slot.cand is None:
             raise Refused(f"{node_id} has no open candidate: nothing to remeasure on a merge tree")
         pre = ctx.state.trunk_commit
-        mt = ctx.repo.merge_tree(pre, slot.cand.commit)
-        if not mt.clean:
-            raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]}; run owed rebase {node_id}")
-        m = ctx.repo.commit_tree(mt.tree, [pre, slot.cand.commit], f"owed merge {node_id} (attempt {slot.attempt})\n")
+        from owed.ops.merge import merge_tree_commit
+
+        _, m = merge_tree_commit(ctx, node_id, pre, slot.cand.commit, slot.attempt)
         with measuring():
             jobs = _targets(ctx, node, m, pre, everything)
             measured = [measure(ctx.repo, ctx.plan, j) for j in jobs]
