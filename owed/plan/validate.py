@@ -233,24 +233,23 @@ def _plan_invariant_ids(p: Plan, w: Walker) -> Problems:
     yield from _unique(p.invariants, "id", w, ".invariants", "invariant id")
 
 
-def _known_red(inv: Invariant, w: Walker) -> Problems:
-    if len(inv.known_red) > 20:
-        yield ".known_red", f"at most 20 names ({len(inv.known_red)} given): known_red lists exact debt, not a suite"
+def _exact_names(field: str, rows, why: str = "") -> Problems:
+    """known_red / quarantine: at most 20 rows, each naming one test exactly once."""
+    if len(rows) > 20:
+        yield f".{field}", f"at most 20 names ({len(rows)} given){why}"
     seen: set[str] = set()
-    for i, k in enumerate(inv.known_red):
-        if k.test in seen:
-            yield f".known_red[{i}].test", f"{got(k.test)} is listed twice (names are unique)"
-        seen.add(k.test)
+    for i, row in enumerate(rows):
+        if row.test in seen:
+            yield f".{field}[{i}].test", f"{got(row.test)} is listed twice (names are unique)"
+        seen.add(row.test)
+
+
+def _known_red(inv: Invariant, w: Walker) -> Problems:
+    yield from _exact_names("known_red", inv.known_red, ": known_red lists exact debt, not a suite")
 
 
 def _quarantine(m: Measured, w: Walker) -> Problems:
-    if len(m.quarantine) > 20:
-        yield ".quarantine", f"at most 20 names ({len(m.quarantine)} given)"
-    seen: set[str] = set()
-    for i, q in enumerate(m.quarantine):
-        if q.test in seen:
-            yield f".quarantine[{i}].test", f"{got(q.test)} is listed twice (names are unique)"
-        seen.add(q.test)
+    yield from _exact_names("quarantine", m.quarantine)
 
 
 def _plan_quarantine_fix(p: Plan, w: Walker) -> Problems:
