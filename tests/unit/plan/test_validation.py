@@ -251,3 +251,17 @@ def test_rules_still_run_next_to_a_broken_sibling_field():
 )
 def test_valid_edge_cases(doc):
     parse_plan(json.dumps(doc), fmt="json")
+
+
+def _inv(**kw) -> dict:
+    return {"id": "u", "run": "x", **kw}
+
+
+@pytest.mark.parametrize("field,where", [("known_red", "invariants[0]"), ("quarantine", "invariants[0]")])
+def test_exact_name_lists_hold_at_most_20_names_each_once(field, where):
+    fix = [N(id="f")]
+    twice = problems(P(nodes=fix, invariants=[_inv(**{field: [{"test": "t", "fix": "f"}, {"test": "t", "fix": "f"}]})]))
+    assert any(p.startswith(f"{where}.{field}[1].test:") and "listed twice" in p for p in twice), twice
+    many = [{"test": f"t{i}", "fix": "f"} for i in range(21)]
+    over = problems(P(nodes=fix, invariants=[_inv(**{field: many})]))
+    assert any(p.startswith(f"{where}.{field}:") and "at most 20 names (21 given)" in p for p in over), over
