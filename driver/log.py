@@ -69,27 +69,34 @@ def rotate(path: str | os.PathLike) -> None:
     os.replace(path, path.with_name(path.name + ".1"))
 
 
-def tail(path: str | os.PathLike, n: int = 10) -> list[str]:
-    """The last `n` lines of the file, read from its end (a long log is never read whole)."""
-    if n <= 0:
-        return []
+def read_back(path: str | os.PathLike, enough, limit: int | None = None) -> bytes:
+    """The end of the file, read backwards in 64 KiB steps until `enough(data)` (or the start of the file, or
+    more than `limit` bytes): a long log is never read whole. b"" for a missing file."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:
-        return []
+        return b""
     with f:
         end = f.seek(0, os.SEEK_END)
         pos, data = end, b""
-        while pos > 0 and data.count(b"\n") <= n:
+        while pos > 0 and not enough(data) and (limit is None or end - pos < limit):
             step = min(pos, 1 << 16)
             pos -= step
             f.seek(pos)
             data = f.read(step) + data
-    lines = data.decode("utf-8", "replace").splitlines()
-    return lines[-n:]
+    return data
 
 
-def _as_event(line: str) -> dict | None:
+def tail(path: str | os.PathLike, n: int = 10) -> list[str]:
+    """The last `n` lines of the file, read from its end (a long log is never read whole)."""
+    if n <= 0:
+        return []
+    data = read_back(path, lambda d: d.count(b"\n") > n)
+    return data.decode("utf-8", "replace").splitlines()[-n:]
+
+
+def as_event(line: str | bytes) -> dict | None:
+    """A log line's event document, or None (not JSON, not an object, no string `event`)."""
     try:
         doc = json.loads(line)
     except ValueError:
@@ -100,7 +107,7 @@ def _as_event(line: str) -> dict | None:
 def last_event(path: str | os.PathLike, scan: int = 200) -> dict | None:
     """The last JSON event among the final `scan` lines (stderr noise after it is skipped)."""
     for line in reversed(tail(path, scan)):
-        doc = _as_event(line)
+        doc = as_event(line)
         if doc is not None:
             return doc
     return None

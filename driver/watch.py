@@ -18,7 +18,6 @@ cursor], driver: {live, inProgress, exit?}, message}.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from datetime import datetime, timezone
@@ -31,27 +30,12 @@ SCAN_LIMIT = 8 << 20  # bytes of log read back to the driver's latest start
 
 
 def _events_since_start(path: Path) -> list[dict]:
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
-        return []
-    with f:
-        end = f.seek(0, os.SEEK_END)
-        pos, data = end, b""
-        while pos > 0 and b'"event":"start"' not in data and end - pos < SCAN_LIMIT:
-            step = min(pos, 1 << 16)
-            pos -= step
-            f.seek(pos)
-            data = f.read(step) + data
+    from driver.log import as_event, read_back
+
     events: list[dict] = []
-    for line in data.splitlines():
-        if not line.startswith(b"{"):
-            continue
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(doc, dict) and isinstance(doc.get("event"), str):
+    for line in read_back(path, lambda d: b'"event":"start"' in d, SCAN_LIMIT).splitlines():
+        doc = as_event(line) if line.startswith(b"{") else None
+        if doc is not None:
             if doc["event"] == "start":
                 events = []
             events.append(doc)
