@@ -258,21 +258,22 @@ def _plan_quarantine_fix(p: Plan, w: Walker) -> Problems:
     specs += [(f".nodes[{i}].checks[{j}]", c) for i, n in enumerate(p.nodes) if w.ok(n, "checks")
               for j, c in enumerate(n.checks)]
     for path, m in specs:
-        if not w.ok(m, "quarantine"):
-            continue
-        for k, q in enumerate(m.quarantine):
-            if q.fix not in known:
-                yield f"{path}.quarantine[{k}].fix", f"unknown node {got(q.fix)} (a fix node of this plan)"
+        if w.ok(m, "quarantine"):
+            yield from _fix_nodes(f"{path}.quarantine", m.quarantine, known)
 
 
 def _plan_known_red_fix(p: Plan, w: Walker) -> Problems:
     known = {n.id for n in p.nodes if w.ok(n, "id")}
     for i, inv in enumerate(p.invariants):
-        if not w.ok(inv, "known_red"):
-            continue
-        for j, k in enumerate(inv.known_red):
-            if k.fix not in known:
-                yield f".invariants[{i}].known_red[{j}].fix", f"unknown node {got(k.fix)} (a fix node of this plan)"
+        if w.ok(inv, "known_red"):
+            yield from _fix_nodes(f".invariants[{i}].known_red", inv.known_red, known)
+
+
+def _fix_nodes(path: str, rows, known: set[str]) -> Problems:
+    """Each known_red / quarantine row names a fix node of this plan."""
+    for k, row in enumerate(rows):
+        if row.fix not in known:
+            yield f"{path}[{k}].fix", f"unknown node {got(row.fix)} (a fix node of this plan)"
 
 
 def _plan_node_agents(p: Plan, w: Walker) -> Problems:

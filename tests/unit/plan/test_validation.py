@@ -265,3 +265,12 @@ def test_exact_name_lists_hold_at_most_20_names_each_once(field, where):
     many = [{"test": f"t{i}", "fix": "f"} for i in range(21)]
     over = problems(P(nodes=fix, invariants=[_inv(**{field: many})]))
     assert any(p.startswith(f"{where}.{field}:") and "at most 20 names (21 given)" in p for p in over), over
+
+
+@pytest.mark.parametrize("field", ["known_red", "quarantine"])
+def test_exact_name_lists_name_a_fix_node_of_the_plan(field):
+    got = problems(P(nodes=[N(id="f")], invariants=[_inv(**{field: [{"test": "t", "fix": "f"}, {"test": "u", "fix": "nope"}]})]))
+    assert any(p.startswith(f"invariants[0].{field}[1].fix:") and "unknown node" in p for p in got), got
+    check = C(quarantine=[{"test": "t", "fix": "gone"}])
+    got = problems(P(nodes=[N(id="f", checks=[check])]))
+    assert any(p.startswith("nodes[0].checks[0].quarantine[0].fix:") for p in got), got
