@@ -11,11 +11,16 @@ encoders can never disagree on a hashed value.
 b'{"a":["\\xc3\\xa9",{"c":true,"d":null}],"b":1}'
 >>> sha256_hex(b"")
 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
+
+`sha256(data)` is the one sha256 of owed's hot paths. Importing hashlib loads OpenSSL (~2.5 ms of a
+command's start, issue 15), more than a read command hashes in all: the first hashes use CPython's
+built-in sha256 and hashlib takes over after `_LIGHT_CALLS` calls or for one input above
+`_LIGHT_BYTES` (OpenSSL is ~2.5x faster per small hash and ~7x on large ones), so `owed status` never
+loads OpenSSL and a replay of many entries pays the built-in rate for its first few only. Same digest
+either way (tests/unit/test_canon_sha.py).
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import msgspec
 
@@ -57,8 +62,41 @@ def canonical_unchecked(value) -> bytes:
     return _encoder.encode(value)
 
 
+_LIGHT_CALLS = 64
+_LIGHT_BYTES = 1 << 19
+
+
+def _builtin():
+    try:
+        from _sha2 import sha256 as h  # CPython >= 3.12
+    except ImportError:
+        try:
+            from _sha256 import sha256 as h  # CPython 3.11
+        except ImportError:
+            return None
+    return h
+
+
+_light = _builtin()
+_heavy = None
+_calls = 0
+
+
+def sha256(data: bytes = b""):
+    """A sha256 hash object of `data` (update() it for more): built-in while hashing is light, then OpenSSL's."""
+    global _calls, _heavy
+    if _heavy is None:
+        _calls += 1
+        if _light is not None and _calls <= _LIGHT_CALLS and len(data) <= _LIGHT_BYTES:
+            return _light(data)
+        import hashlib
+
+        _heavy = hashlib.sha256
+    return _heavy(data)
+
+
 def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def digest(value) -> str:

@@ -32,6 +32,8 @@ import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from owed.lazyre import lazy
+
 WILDCARDS = ("*", "?")
 
 
@@ -157,7 +159,7 @@ def widened(old: Iterable[str], new: Iterable[str]) -> list[str]:
     return out
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029]")
+_CONTROL = lazy("[\x00-\x1f\x7f\u2028\u2029]")
 
 
 def inside_closure(closure: Sequence[str], glob: str) -> bool:

@@ -7,16 +7,16 @@ Owner acts carry a channel: delegated (default), flag (`--i-am-owner`), tty (OWE
 
 from __future__ import annotations
 
-import re
 
 from typing import cast
 
 from owed.errors import Refused, UsageError
 from owed.ids import CHANNELS, ROLES, Role, has_role, is_owner  # noqa: F401 - the roles live in owed/ids.py
+from owed.lazyre import lazy
 EXECUTOR = "executor:owed"
 DRIVER = "parent:drive"
 DRIVER_KINDS = frozenset({"dispatch", "launch", "send", "halt", "rebase", "abandon"})
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*$")
+_ID = lazy(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*$")
 
 
 def parse(text: str) -> tuple[Role, str]:

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from owed.lazyre import lazy
+
 RUN_VARS = ("OWED_RUN_ID", "OWED_ROLE", "OWED_RAIL_TOKEN")
 RAIL_FILE = "rail.json"
 TOKEN_VAR = "OWED_RAIL_TOKEN"
@@ -40,7 +42,7 @@ ROLE_ACTS = {"writer": frozenset({"submit", "rebase", "attest", "ask"}),
              "reviewer": frozenset({"review", "evidence", "ask"})}
 DRIVE_READS = ("--status", "--runs")
 _VERBS = {"owner": "act as owner", "parent": "act as parent", "evidence": "record evidence"}
-_PLAIN = re.compile(r"[A-Za-z0-9.:-]{1,160}")
+_PLAIN = lazy(r"[A-Za-z0-9.:-]{1,160}")
 
 
 class Run:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
+from owed.lazyre import lazy
 from owed.rails import run_dir_name
 
 LINES = 40
-_GEN = re.compile(r"^gen-([1-9][0-9]*)$")
+_GEN = lazy(r"^gen-([1-9][0-9]*)$")
 
 
 def _read(path: Path) -> str | None:

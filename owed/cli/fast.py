@@ -156,6 +156,8 @@ def parse(s: Spec, args: list[str]) -> dict[str, Any] | Any:
 
 
 def _static_help(args: list[str]) -> int | None:
+    if args and args[-1] not in _HELP and len(args) > 1:
+        return None  # neither help nor a group alone: the table stays unread
     from owed.cli.help_text import GROUPS, TEXT
 
     if not args:  # `owed` alone: the help on stderr, a usage exit (typer's no_args_is_help)

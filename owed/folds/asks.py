@@ -11,14 +11,14 @@ Questions belong to the open attempt: a new dispatch starts with none.
 
 from __future__ import annotations
 
-import re
 
 from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import refuse
+from owed.lazyre import lazy
 from owed.state import QuestionRec, State
 
-QID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+QID = lazy(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 
 
 def fold_ask(state: State, e: E.Ask, plan) -> None:

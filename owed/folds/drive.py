@@ -13,16 +13,16 @@ The state keeps, per node, the runs of the open attempt and the active halt; see
 
 from __future__ import annotations
 
-import re
 
 from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import clear_halt, refuse
+from owed.lazyre import lazy
 from owed.state import State
 
 ROLES = ("writer", "reviewer")
 SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report", "answer")
-_RID = re.compile(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?$")
+_RID = lazy(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?$")
 
 
 def parse_rid(rid: str) -> dict | None:

@@ -11,16 +11,16 @@
 
 from __future__ import annotations
 
-import re
 
 from owed import entries as E
 from owed import principals as P
 from owed.canon import digest
 from owed.folds.slots import refuse
+from owed.lazyre import lazy
 from owed.state import State
 
 CLASSES = ("missing", "false-pass", "reuse", "weak", "waiver")
-_HEX = re.compile(r"^[0-9a-f]{64}$")
+_HEX = lazy(r"^[0-9a-f]{64}$")
 
 
 def decoy_digest(nonce: str, decoys: list[dict]) -> str:

@@ -12,15 +12,15 @@
 
 from __future__ import annotations
 
-import re
 
 from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import refuse
 from owed.keys import inv_defn
+from owed.lazyre import lazy
 from owed.state import State
 
-_KEY = re.compile(r"^[0-9a-f]{64}$")
+_KEY = lazy(r"^[0-9a-f]{64}$")
 
 
 def set_trunk_keys(state: State, keys: dict[str, str], seq: int, plan) -> None:

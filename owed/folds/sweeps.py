@@ -9,17 +9,17 @@ verdict]` (the green ancestors a later bisect may use, and the heads already swe
 
 from __future__ import annotations
 
-import re
 
 from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import refuse
 from owed.ids import OBS_VERDICTS
+from owed.lazyre import lazy
 from owed.state import State
 
 VERDICTS = OBS_VERDICTS
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_KEY = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = lazy(r"^[0-9a-f]{40}$")
+_KEY = lazy(r"^[0-9a-f]{64}$")
 
 
 def fold_sweep(state: State, e: E.Sweep, plan) -> None:

@@ -24,13 +24,13 @@ adds only missing rules and a rollback removes only the bytes that append wrote 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from owed.gitops.base import RepoBase, encode_path
+from owed.lazyre import lazy
 
-_GLOB = re.compile(r"([*?\[\\])")
+_GLOB = lazy(r"([*?\[\\])")
 
 
 def exclude_literal(path: str) -> str:

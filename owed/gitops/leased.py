@@ -17,21 +17,22 @@ Map:
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 from pathlib import Path
 
 from owed.gitops.base import PathLike, RepoBase, decode_path
 from owed.gitops.proc import GitError
 from owed.gitops.trees import GITLINK, TreesMixin
+from owed.lazyre import lazy
 
-_NAME = re.compile(r"^(?P<name>.+)-(?P<k>\d+)$")
+_NAME = lazy(r"^(?P<name>.+)-(?P<k>\d+)$")
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
 
 
 def _lock_owner_dead(lock: Path) -> bool:
+    import json  # here, not at import: stdlib json stays off read paths (issue 15)
+
     from owed.ledger.lock import HOST, pid_alive
 
     try:
@@ -63,6 +64,8 @@ class LeasedTreesMixin(TreesMixin, RepoBase):
                     continue
                 k += 1
                 continue
+            import json
+
             with os.fdopen(fd, "w") as f:
                 f.write(json.dumps({"pid": os.getpid(), "host": HOST, "ts": time.time()}))
             return path

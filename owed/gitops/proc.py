@@ -23,7 +23,6 @@ not redirect calls made with `cwd=<some worktree>`.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, NamedTuple
@@ -179,6 +178,8 @@ def _pump(
         return _drain(proc, args, sink, time.monotonic() + timeout, timeout)
     finally:
         if proc.poll() is None:
+            import signal  # only to kill a git that outlived its pump (its enums cost every command ~0.5 ms)
+
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:

@@ -20,7 +20,6 @@ only for diffs that are not valid UTF-8, and owed ledgers never mix the two.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -106,6 +105,8 @@ class TreesMixin(RepoBase):
 
     def patch_sha(self, a: str, b: str) -> str:
         """sha256 of `git diff --binary --full-index --no-renames a b`, hashed as it streams (never buffered)."""
+        import hashlib  # a whole patch: OpenSSL's sha256 (owed/canon.py keeps it off read paths)
+
         h = hashlib.sha256()
         self._stream([*_DIFF_CONFIG, "diff", *_DIFF_OPTS, *_PATCH_OPTS, a, b, "--"], h.update)
         return h.hexdigest()

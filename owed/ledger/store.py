@@ -15,31 +15,30 @@ lock → re-read → verify the chain tail → validate with the reducer → app
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
 from owed import __version__
-from owed import entries as E
-from owed.canon import sha256_hex
+from owed.canon import sha256, sha256_hex
 from owed.errors import IntegrityError, Refused, UsageError
-from owed.interrupts import committing
+from owed.lazyre import lazy
 from owed.ledger import head as head_record
-from owed.ledger.blobs import refs as blob_refs
-from owed.ledger.chain import check_hash, decode_buffer
 from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
-from owed.ledger.lock import DirLock
-from owed.reducer import apply
 from owed.result import noted
 from owed.state import STATE_VERSION, State
 
-_BLOB = re.compile(r"^[0-9a-f]{64}$")
-_E = TypeVar("_E", bound=E.Entry)  # append returns the entries `make` drafted, sealed: their own kinds
+if TYPE_CHECKING:
+    from owed import entries as E
+
+# Start-up (issue 15): a read whose snapshot is at the head folds nothing, so the entry Structs, the
+# chain decoder, the reducer with its folds, the lock and the interrupt rules are imported where entries
+# are decoded, folded or appended, not here (tests/unit/cli/test_import_budget.py).
+_BLOB = lazy(r"^[0-9a-f]{64}$")
+_E = TypeVar("_E", bound="E.Entry")  # append returns the entries `make` drafted, sealed: their own kinds
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.
 RECORDED: list[int] = []
@@ -48,6 +47,16 @@ RECORDED: list[int] = []
 # The snapshot file: this magic, the sha256 of the body, then the body (msgpack of _Snapshot). A body whose
 # checksum fails is damaged: it is ignored and rewritten, never trusted.
 _SNAP_MAGIC = b"owed-snapshot\n"
+
+
+class _LineMark(msgspec.Struct):
+    """The two fields of a ledger line that say which entry it is (the snapshot's check of its line)."""
+
+    seq: int
+    hash: str
+
+
+_LINE_MARK = msgspec.json.Decoder(_LineMark)
 
 
 class _Snapshot(msgspec.Struct):
@@ -76,7 +85,6 @@ class Ledger:
         self._plans: dict[str, object] = {}
         self._snap_enc = msgspec.msgpack.Encoder()
         self._snap_dec = msgspec.msgpack.Decoder(_Snapshot)
-        self._decoder = E.decoder()
         self.snapshot_path = self.root / "snapshot" / f"state.v{STATE_VERSION}"
         self.folded = 0  # entries folded by the last load (for tests and benchmarks)
         self.snapshot_damaged = False  # the last snapshot read failed its checksum
@@ -161,7 +169,7 @@ class Ledger:
         except OSError:
             return None
         body = data[len(_SNAP_MAGIC) + 32:]
-        if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or hashlib.sha256(body).digest() != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + 32]:
+        if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or sha256(body).digest() != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + 32]:
             self.snapshot_damaged = True
             return None
         try:
@@ -188,7 +196,7 @@ class Ledger:
                 break
             window = min(window * 4, snap.offset)
         try:
-            e = self._decoder.decode(chunk[start:-1])
+            e = _LINE_MARK.decode(chunk[start:-1])
         except (msgspec.DecodeError, msgspec.ValidationError):
             return False
         return e.seq == snap.seq and e.hash == snap.head
@@ -198,10 +206,15 @@ class Ledger:
         self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
         body = self._snap_enc.encode(doc)
-        tmp.write_bytes(_SNAP_MAGIC + hashlib.sha256(body).digest() + body)
+        tmp.write_bytes(_SNAP_MAGIC + sha256(body).digest() + body)
         os.replace(tmp, self.snapshot_path)
 
     def _fold(self, state: State, data: bytes, *, locked: bool, head=None) -> State:
+        if not data:
+            return state
+        from owed.ledger.chain import check_hash, decode_buffer
+        from owed.reducer import apply
+
         at, digest = head if head is not None else (-2, "")
         for e in decode_buffer(data, state.seq + 1, locked=locked):
             if not check_hash(e):
@@ -265,6 +278,8 @@ class Ledger:
             data = self.file.read_bytes()
         except FileNotFoundError:
             return []
+        from owed.ledger.chain import decode_buffer
+
         return decode_buffer(data, 0, locked=False)
 
     # --- appending -----------------------------------------------------------------------------------
@@ -275,6 +290,11 @@ class Ledger:
         Drafts carry placeholder seq/ts/prev; this fills them in. `make` may raise (e.g. Refused):
         then nothing is written.
         """
+        from owed import entries as E
+        from owed.interrupts import committing
+        from owed.ledger.lock import DirLock
+        from owed.reducer import apply
+
         if not self.root.is_dir():
             self._mkdirs(self.root)
         with DirLock(self.root / "lock"), committing() as commit:  # owed/interrupts.py: no signal splits it
@@ -334,6 +354,9 @@ class Ledger:
             if not repair:
                 raise
             head = None  # rewritten below from a ledger that verifies
+        from owed.ledger.chain import decode_buffer
+        from owed.ledger.lock import DirLock
+
         report: dict = {"ok": True, "entries": 0}
         data = self._verify_bytes(repair, report)
         snap = self._read_snapshot()
@@ -371,6 +394,9 @@ class Ledger:
 
     def _verify_bytes(self, repair: bool, report: dict) -> bytes:
         """The ledger file's bytes; a torn final line is refused (naming its seq) or, with `repair`, cut off."""
+        from owed.ledger.chain import decode_buffer
+        from owed.ledger.lock import DirLock
+
         try:
             data = self.file.read_bytes()
         except FileNotFoundError:
@@ -389,6 +415,9 @@ class Ledger:
 
     def _verify_chain(self, entries: list, head) -> None:
         """Order, hashes, the head record, and every blob an entry names."""
+        from owed.ledger.blobs import refs as blob_refs
+        from owed.ledger.chain import check_hash
+
         named: dict[str, list[int]] = {}
         at_head = None
         for i, e in enumerate(entries):
@@ -410,6 +439,8 @@ class Ledger:
     def _replay(self, entries: list, snap) -> tuple[State, int | None]:
         """Every entry through the reducer from an empty state (a refusal is damage); the seq where the
         snapshot's state disagrees with the replay, if it does."""
+        from owed.reducer import apply
+
         state = State()
         snap_bytes = self._snap_enc.encode(snap.state) if snap else None
         mismatch = None

@@ -10,13 +10,13 @@ there is nothing to do: one listdir, one small read per `tree*` entry, no git ca
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from owed.lazyre import lazy
 from owed.ledger.lock import pid_alive
 
 HOLDER_PREFIX = "owed-m-"
-_HOLDER = re.compile(r"/owed-m-(\d+)-[^/]+/tree/\.git$")
+_HOLDER = lazy(r"/owed-m-(\d+)-[^/]+/tree/\.git$")
 
 
 def holder_prefix() -> str:

@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import re
 
+from owed.lazyre import lazy
+
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ST), and the two-byte ESC forms; also the 8-bit CSI.
-_ANSI = re.compile(
+_ANSI = lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[@-Z\\-_]"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_SPACE = re.compile(r"\s+")
+_SPACE = lazy(r"\s+")
 ELLIPSIS = "…"
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from owed.lazyre import lazy
+
 # `\Z`, not `$`: `$` also matches before a trailing newline. These also go into msgspec Meta
 # patterns (search semantics), so every one is anchored at both ends.
 NODE_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z"
@@ -36,8 +38,8 @@ MAX_TEXT = 32768
 MAX_REF_BYTES = 255
 MAX_ID = 100
 
-_CONTROL = re.compile("[\x00-\x1f\x7f\u2028\u2029]")
-_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+_CONTROL = lazy("[\x00-\x1f\x7f\u2028\u2029]")
+_REF_FORBIDDEN = lazy(r"[\x00-\x20\x7f~^:?*\[\\]")
 
 
 def control_problems(value: str) -> list[str]:
@@ -84,7 +86,7 @@ def branch_problems(name: str) -> list[str]:
     return problems
 
 
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_PLACEHOLDER = lazy(r"\{([^{}]*)\}")
 
 
 def _tokens(template: str) -> tuple[list[tuple[str, str]], list[str]]:
@@ -189,7 +191,7 @@ def wrap_template_problems(template: str) -> list[str]:
     return problems
 
 
-_WRAP_VAR = re.compile(r"\{(cwd|timeout|cmd)\}")
+_WRAP_VAR = lazy(r"\{(cwd|timeout|cmd)\}")
 
 
 def regex_problems(pattern: str) -> list[str]:
