@@ -11,6 +11,9 @@ owner assigned to a fix node (pure).
   names owned by `node` (the fix) still fail — the fix's own merge is measured without its list, even if
   trunk already failed them; None otherwise (the ordinary rules decide). A pass/fail conflict is not a
   plain failure and is never excused.
+- `old_failure(merge_agg, trunk_agg, min_tests, listed)`: the merge guard's known-red rule (True when a
+  merge-tree failure fails only tests that already failed on trunk; else a text or None), here so why's
+  Merge checks need not import the judgments fold (folds/judgments.py re-exports it as known_red).
 - `covers(agg, inv, state)`: the same test for the trunk's own key (status: known red, not trunk-red).
 - `view(state, plan)`: status/brief/report `knownRed` and status `lapsedKnownRed` records; `lifts(state,
   plan, node)`: what the fix node's merge lifts (why <fix>).
@@ -37,6 +40,24 @@ def _failing(agg, min_tests) -> set[str] | None:
     if agg is None or agg.verdict != "fail" or not complete(agg.last_fail, min_tests):
         return None
     return set(agg.last_fail.failed)
+
+
+def old_failure(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozenset[str] = frozenset()):
+    """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
+    otherwise a text naming the new failures, or None when names cannot prove anything."""
+    # Only a plain trunk fail: a flaky trunk item (pass and fail on one key) proves nothing about which
+    # tests fail there, so it never excuses a stable failure on a new key.
+    if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict != "fail":
+        return None
+    m, t = merge_agg.last_fail, trunk_agg.last_fail
+    if not (complete(m, min_tests) and complete(t, min_tests)):
+        if m is not None and m.failed and len(m.failed) >= 50:
+            return "failed names truncated; cannot prove the failure is old"
+        return None
+    new = sorted(set(m.failed) - set(t.failed) - listed)  # listed: active known_red names another node fixes
+    if not new:
+        return True
+    return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
 
 
 def merge_verdict(agg, inv, state, node: str):

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -40,6 +39,8 @@ def run_tail(ledger_root: Path, rid: str, lines: int = LINES) -> dict | None:
     sealed = _read(gen / "exit.json")
     doc: dict = {}
     if sealed is not None:
+        import json  # only for a sealed run: `owed why` without driver runs reads no json (issue 15)
+
         try:
             doc = json.loads(sealed)
         except ValueError:

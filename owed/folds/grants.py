@@ -16,12 +16,16 @@ a stale allowance, with unsorted/duplicate paths, or with any path `grantable` d
 from __future__ import annotations
 
 import fnmatch
+from typing import TYPE_CHECKING
 
-from owed import entries as E
 from owed import globs
-from owed import principals as P
-from owed.folds.slots import refuse
 from owed.state import State
+
+if TYPE_CHECKING:
+    from owed import entries as E
+
+# The fold's refusal helper and the entry Structs are imported in the two functions that use them: status
+# imports this module for effective_writes alone (issue 15: start-up).
 
 
 def effective_writes(state: State, plan, node_id: str) -> tuple[str, ...]:
@@ -53,6 +57,9 @@ def grantable(state: State, plan, node_id: str, paths) -> tuple[list[str], dict[
 
 
 def fold_grant(state: State, e: E.Grant, plan) -> None:
+    from owed import principals as P
+    from owed.folds.slots import refuse
+
     if e.by != P.EXECUTOR:
         raise refuse(e, "grants are owed's own (executor:owed)")
     slot = state.open_slot(e.node)
@@ -75,6 +82,8 @@ def refusals(state: State, plan, node_id: str, paths) -> tuple[E.GrantRefusal, .
     """obs.grant_refused (0.22): the `paths` an allow rule covers that owed refused to grant, by path, with the
     structured reason (`closure`, or `overlap` naming the first overlapping open node); uncovered paths are
     not listed. Attest records it on a failing writes observation; the obs fold re-checks it."""
+    from owed import entries as E
+
     _, refused = grantable(state, plan, node_id, paths)
     out = []
     for p in sorted(refused):

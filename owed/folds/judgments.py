@@ -10,7 +10,7 @@ from owed import principals as P
 from owed.acceptance import accepted, active_blocks, check_defn, recused, superseded, waived_key, writes_defn
 from owed import known_red as KR
 from owed import quarantine as Q
-from owed.known_red import complete
+from owed.known_red import old_failure as known_red  # the rule lives in owed/known_red.py (pure)
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
@@ -303,24 +303,6 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
         # A ruling that asks the writer to act invalidates the named node's candidate: it submits again.
         if e.writer and n != "*" and rec is not None and rec.slot is not None and rec.slot.open:
             rec.slot.cand = None
-
-
-def known_red(merge_agg, trunk_agg, min_tests: int | None = None, listed: frozenset[str] = frozenset()):
-    """True when a merge-tree failure fails only tests that already failed on trunk (both lists complete);
-    otherwise a text naming the new failures, or None when names cannot prove anything."""
-    # Only a plain trunk fail: a flaky trunk item (pass and fail on one key) proves nothing about which
-    # tests fail there, so it never excuses a stable failure on a new key.
-    if merge_agg is None or merge_agg.verdict != "fail" or trunk_agg is None or trunk_agg.verdict != "fail":
-        return None
-    m, t = merge_agg.last_fail, trunk_agg.last_fail
-    if not (complete(m, min_tests) and complete(t, min_tests)):
-        if m is not None and m.failed and len(m.failed) >= 50:
-            return "failed names truncated; cannot prove the failure is old"
-        return None
-    new = sorted(set(m.failed) - set(t.failed) - listed)  # listed: active known_red names another node fixes
-    if not new:
-        return True
-    return f"new failures {', '.join(new[:3])}{' …' if len(new) > 3 else ''} (trunk already failed: {', '.join(sorted(t.failed)[:3])})"
 
 
 def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None = None, look=None) -> list[str]:

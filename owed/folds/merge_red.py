@@ -16,8 +16,12 @@
 
 from __future__ import annotations
 
-from owed import entries as E
+from typing import TYPE_CHECKING
+
 from owed.state import State
+
+if TYPE_CHECKING:
+    from owed import entries as E
 
 
 def _cand(state: State, node: str) -> int | None:

@@ -12,13 +12,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-from owed import entries as E
-from owed import principals as P
-from owed.folds.slots import refuse
 from owed.keys import inv_defn
 from owed.lazyre import lazy
 from owed.state import State
+
+if TYPE_CHECKING:
+    from owed import entries as E
 
 _KEY = lazy(r"^[0-9a-f]{64}$")
 
@@ -43,6 +44,11 @@ def stale_invariants(state: State, plan) -> list[str]:
 
 
 def fold_refresh(state: State, e: E.Refresh, plan) -> None:
+    # Here, not at the top: status and why import this module for stale_invariants alone, and the fold's
+    # refusal helper would bring every entry Struct with it (issue 15). A refresh entry is rare.
+    from owed import principals as P
+    from owed.folds.slots import refuse
+
     if e.by != P.EXECUTOR:
         raise refuse(e, "only the executor (executor:owed) records a refresh")
     if e.commit != state.trunk_commit:

@@ -11,17 +11,18 @@ only time), so a repeated status reads one small file and runs no git. The text 
 
 from __future__ import annotations
 
-import json
 import os
+
+import msgspec  # not the stdlib json: status and why read this file, and msgspec is loaded anyway
 
 CACHE_MAX = 512  # pairs kept (newest last)
 
 
 def _load(path) -> dict:
     try:
-        data = json.loads(path.read_text())
+        data = msgspec.json.decode(path.read_bytes())
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, msgspec.DecodeError):
         return {}
 
 
@@ -30,7 +31,7 @@ def _save(path, cache: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(keep, sort_keys=True))
+        tmp.write_bytes(msgspec.json.encode(keep, order="sorted"))
         os.replace(tmp, path)
     except OSError:
         pass  # a cache: a read-only ledger directory only costs the next read its git calls

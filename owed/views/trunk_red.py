@@ -180,7 +180,7 @@ def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
     merge (no pass, waiver, defer, known red or trunk rescue since, no `--remeasure` asked): a retry would
     reuse them and be refused again. [(obligation, obs seq)]."""
     from owed.acceptance import waived_key
-    from owed.folds.judgments import known_red
+    from owed.known_red import old_failure as known_red
 
     rec, slot = state.nodes.get(node_id), state.open_slot(node_id)
     if rec is None or slot is None or slot.cand is None:

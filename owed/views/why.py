@@ -13,7 +13,6 @@ measurement · ⛔ blocked · ○ awaiting a reviewer or acknowledgement.
 
 from __future__ import annotations
 
-import shlex
 
 from msgspec import UNSET, UnsetType
 
@@ -325,6 +324,8 @@ def render(v: Why | dict) -> str:
     if v.exec:
         ex, parts = v.exec, []
         if ex.wrap is not UNSET:
+            import shlex  # only for an argv wrap (issue 15: start-up)
+
             parts.append("wrap " + (ex.wrap if isinstance(ex.wrap, str) else shlex.join(ex.wrap)))
         if ex.env is not UNSET:
             parts.append("env " + ", ".join(ex.env))
