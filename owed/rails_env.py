@@ -18,7 +18,6 @@ ancestors' /proc entries, and calls git only when one of them carries a run vari
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -84,6 +83,8 @@ def _inside(path: str, root: Path) -> bool:
 
 
 def _read_rail(runs: Path, rid: str) -> dict | None:
+    import json  # only where a run's files are read: plain commands read no json (issue 15)
+
     try:
         doc = json.loads((runs / rails.run_dir_name(rid) / rails.RAIL_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -140,6 +141,8 @@ def reported_model() -> str | None:
     run_dir = os.environ.get("OWED_RUN_DIR")
     if not run_dir:
         return None
+    import json  # only where a run's files are read: plain commands read no json (issue 15)
+
     try:
         doc = json.loads((Path(run_dir) / "session.json").read_text(encoding="utf-8"))
         model = doc.get("model") if isinstance(doc, dict) else None
@@ -152,6 +155,7 @@ def write_rail(run_dir: Path, rid: str, role: str, node: str, reviewer: str | No
     """Write `run_dir/rail.json` (atomically, mode 0600) at a run's first start and return its token. A run's
     rail is fixed at its launch: later generations get the same token, role, node and reviewer, whatever the
     caller passes (a follow-up can never turn a reviewer run into a writer run)."""
+    import json
     import secrets
 
     path = run_dir / rails.RAIL_FILE

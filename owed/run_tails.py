@@ -11,32 +11,36 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.lazyre import lazy
 from owed.rails import run_dir_name
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LINES = 40
 _GEN = lazy(r"^gen-([1-9][0-9]*)$")
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
     except OSError:
         return None
 
 
-def run_tail(ledger_root: Path, rid: str, lines: int = LINES) -> dict | None:
-    run = Path(ledger_root) / "drive" / "runs" / run_dir_name(rid)
+def run_tail(ledger_root: str | Path, rid: str, lines: int = LINES) -> dict | None:
+    run = os.path.join(os.fspath(ledger_root), "drive", "runs", run_dir_name(rid))  # strings: no pathlib on why
     try:
         gens = sorted(int(m.group(1)) for m in map(_GEN.match, os.listdir(run)) if m)
     except OSError:
         return None
     if not gens:
         return None
-    gen = run / f"gen-{gens[-1]}"
-    sealed = _read(gen / "exit.json")
+    gen = os.path.join(run, f"gen-{gens[-1]}")
+    sealed = _read(os.path.join(gen, "exit.json"))
     doc: dict = {}
     if sealed is not None:
         import json  # only for a sealed run: `owed why` without driver runs reads no json (issue 15)
@@ -45,13 +49,13 @@ def run_tail(ledger_root: Path, rid: str, lines: int = LINES) -> dict | None:
             doc = json.loads(sealed)
         except ValueError:
             doc = {}
-    text = doc.get("output", "") if sealed is not None else (_read(gen / "tail.txt") or "")
+    text = doc.get("output", "") if sealed is not None else (_read(os.path.join(gen, "tail.txt")) or "")
     out = text.rstrip("\n").splitlines()[-lines:] if text else []
     return {"rid": rid, "generation": gens[-1], "state": "sealed" if sealed is not None else "running",
             "exit": doc.get("exit_code"), "error": doc.get("error"), "lines": out}
 
 
-def attempt_tails(ledger_root: Path, state, node_id: str, lines: int = LINES) -> list[dict]:
+def attempt_tails(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> list[dict]:
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id)  # a merged or abandoned node: its runs are history (`drive --runs`)
     if rec is None or slot is None:
@@ -65,7 +69,7 @@ def attempt_tails(ledger_root: Path, state, node_id: str, lines: int = LINES) ->
     return out
 
 
-def halt_tail(ledger_root: Path, state, node_id: str, lines: int = LINES) -> dict | None:
+def halt_tail(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> dict | None:
     """The tail of the run a driver halt of `node_id` is about: the open attempt's writer run."""
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id)

@@ -7,6 +7,10 @@ Map:
   .git_dir / .common_dir       per-worktree git dir / shared common dir (absolute, physical)
   .main_worktree               top level of the main worktree, the same from every linked worktree
   .ledger_dir(env)             $OWED_DIR (against the process cwd, symlinks resolved) else <common_dir>/owed
+  .<name>_str                  the same locations as strings (toplevel_str, git_dir_str, common_dir_str,
+                               main_worktree_str, ledger_dir_str()): the Path objects above are made on first
+                               use, so a read path that keeps to the strings never imports pathlib (~3 ms of
+                               a command's start with urllib.parse and ipaddress, issue 15)
   ._git(args) / ._stream(...)  calls through owed.gitops.proc with this repo's cwd and output limit
 
 OWED_DIR is honoured here rather than by each caller so every command agrees on one ledger location
@@ -18,16 +22,25 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.errors import UsageError
 from owed.gitops import ondisk, proc
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PathLike = str | os.PathLike
 
 
 def _real(p: PathLike) -> Path:
+    from pathlib import Path
+
     return Path(os.path.realpath(os.fspath(p)))
+
+
+def _real_str(p: PathLike) -> str:
+    return os.path.realpath(os.fspath(p))
 
 
 def decode_path(raw: bytes) -> str:
@@ -43,23 +56,35 @@ class RepoBase:
     """A repository seen from one of its worktrees. Construct with `Repo.discover(path)`."""
 
     def __init__(self, toplevel: PathLike, git_dir: PathLike, common_dir: PathLike):
-        self.toplevel = _real(toplevel)
-        self.git_dir = _real(git_dir)
-        self.common_dir = _real(common_dir)
+        self.toplevel_str = _real_str(toplevel)
+        self.git_dir_str = _real_str(git_dir)
+        self.common_dir_str = _real_str(common_dir)
         self.output_limit = proc.OUTPUT_LIMIT
         self.timeout = proc.GIT_TIMEOUT_S
 
+    @cached_property
+    def toplevel(self) -> Path:
+        return _real(self.toplevel_str)
+
+    @cached_property
+    def git_dir(self) -> Path:
+        return _real(self.git_dir_str)
+
+    @cached_property
+    def common_dir(self) -> Path:
+        return _real(self.common_dir_str)
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self.toplevel)!r})"
+        return f"{type(self).__name__}({self.toplevel_str!r})"
 
     @classmethod
     def discover(cls, path: PathLike = "."):
-        p = Path(os.path.abspath(os.fspath(path)))
-        if not p.exists():
+        p = os.path.abspath(os.fspath(path))
+        if not os.path.exists(p):
             raise UsageError(f"{p} does not exist")
-        if not p.is_dir():
-            p = p.parent
-        found = ondisk.discover(str(p))  # git's own files where their layout is plain; else git answers
+        if not os.path.isdir(p):
+            p = os.path.dirname(p)
+        found = ondisk.discover(p)  # git's own files where their layout is plain; else git answers
         if found is not ondisk.ASK_GIT:
             return cls(*found)
         args = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir"]
@@ -73,31 +98,38 @@ class RepoBase:
     @cached_property
     def main_worktree(self) -> Path:
         """The main worktree's top level; from a linked worktree, the verified parent of the common dir."""
-        if self.git_dir == self.common_dir:
-            return self.toplevel
+        return _real(self.main_worktree_str)
+
+    @cached_property
+    def main_worktree_str(self) -> str:
+        if self.git_dir_str == self.common_dir_str:
+            return self.toplevel_str
         # A linked worktree: the main worktree is normally <common dir>/.. ; trust it only if git there
         # agrees on the common dir and calls that directory its top level (not so for bare repositories,
         # --separate-git-dir layouts or submodules, which are refused rather than guessed).
-        d = self.common_dir.parent
-        if ondisk.discover(str(d)) == (str(d), str(self.common_dir), str(self.common_dir)):
+        d, common = os.path.dirname(self.common_dir_str), self.common_dir_str
+        if ondisk.discover(d) == (d, common, common):
             return d
         r = proc.run(
             ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"], d, ok=(0, 128)
         )
         lines = r.out.decode("utf-8", "surrogateescape").splitlines()
-        if r.code != 0 or len(lines) != 2 or _real(lines[0]) != d or _real(lines[1]) != self.common_dir:
+        if r.code != 0 or len(lines) != 2 or _real_str(lines[0]) != d or _real_str(lines[1]) != common:
             raise UsageError(
                 f"the main worktree of this repository cannot be located from the linked worktree "
-                f"{self.toplevel}: run owed from the main worktree"
+                f"{self.toplevel_str}: run owed from the main worktree"
             )
         return d
 
     def ledger_dir(self, env: Mapping[str, str] | None = None) -> Path:
+        return _real(self.ledger_dir_str(env))
+
+    def ledger_dir_str(self, env: Mapping[str, str] | None = None) -> str:
         env = os.environ if env is None else env
         override = env.get("OWED_DIR")
         if override:
-            return _real(override)  # physical, like common_dir: one spelling of the ledger path everywhere
-        return self.common_dir / "owed"
+            return _real_str(override)  # physical, like common_dir: one spelling of the ledger path everywhere
+        return os.path.join(self.common_dir_str, "owed")
 
     # -- calling git -------------------------------------------------------------------------------
 
@@ -112,7 +144,7 @@ class RepoBase:
     ) -> proc.Completed:
         return proc.run(
             args,
-            self.toplevel if cwd is None else cwd,
+            self.toplevel_str if cwd is None else cwd,
             ok=ok,
             input=input,
             env=env,
@@ -127,4 +159,4 @@ class RepoBase:
     def _stream(
         self, args: list[str], sink: Callable[[bytes], None], *, cwd: PathLike | None = None, input: bytes | None = None
     ) -> None:
-        proc.stream(args, self.toplevel if cwd is None else cwd, sink, input=input, timeout=self.timeout)
+        proc.stream(args, self.toplevel_str if cwd is None else cwd, sink, input=input, timeout=self.timeout)

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.gitops.base import RepoBase, encode_path
 from owed.lazyre import lazy
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _GLOB = lazy(r"([*?\[\\])")
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.gitops.base import PathLike, RepoBase, decode_path
 from owed.gitops.proc import GitError
 from owed.gitops.trees import GITLINK, TreesMixin
 from owed.lazyre import lazy
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _NAME = lazy(r"^(?P<name>.+)-(?P<k>\d+)$")
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
@@ -46,6 +49,8 @@ def _lock_owner_dead(lock: Path) -> bool:
 class LeasedTreesMixin(TreesMixin, RepoBase):
     @property
     def trees_root(self) -> Path:
+        from pathlib import Path
+
         return Path(self.common_dir) / "owed" / "trees"
 
     def lease_tree(self, name: str) -> Path:
@@ -71,6 +76,8 @@ class LeasedTreesMixin(TreesMixin, RepoBase):
             return path
 
     def release_tree(self, path: PathLike) -> None:
+        from pathlib import Path
+
         Path(f"{os.fspath(path)}.lock").unlink(missing_ok=True)
 
     def _tree_head(self, path: Path) -> str | None:
@@ -78,6 +85,8 @@ class LeasedTreesMixin(TreesMixin, RepoBase):
         return r.out.decode().strip() if r.code == 0 else None
 
     def reset_tree(self, path: PathLike, commit: str) -> bool:
+        from pathlib import Path
+
         path = Path(path)
         head = self._tree_head(path) if (path / ".git").exists() else None
         if head is None:
@@ -106,6 +115,8 @@ class LeasedTreesMixin(TreesMixin, RepoBase):
                 d.mkdir(parents=True, exist_ok=True)
 
     def touch_tracked(self, path: PathLike) -> int:
+        from pathlib import Path
+
         path = Path(path)
         out = self._git(["ls-files", "-z", "--stage"], cwd=path).out
         now, n = time.time(), 0
@@ -137,6 +148,8 @@ class LeasedTreesMixin(TreesMixin, RepoBase):
         return out
 
     def remove_reuse_tree(self, path: PathLike, *, keep_lock: bool = False) -> None:
+        from pathlib import Path
+
         try:
             self._git(["worktree", "remove", "--force", "--force", "--", os.fspath(path)])
         except GitError:

@@ -19,11 +19,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.gitops.base import PathLike, RepoBase, encode_path
 from owed.gitops.proc import GitError, first_line
 from owed.gitops.trees import GITLINK, TreesMixin
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Pin = Mapping[str, "tuple[str, str] | None"]
 
@@ -76,6 +79,8 @@ class MaterializeMixin(TreesMixin, RepoBase):
         return tree
 
     def overlay(self, dest: PathLike, commit: str, paths: Iterable[str]) -> None:
+        from pathlib import Path
+
         wanted = set(paths)
         found = {e.path: (e.mode, e.oid) for e in self.ls_tree(commit) if e.path in wanted}
         missing = sorted(wanted - found.keys())
@@ -91,6 +96,8 @@ class MaterializeMixin(TreesMixin, RepoBase):
         return first_line(r.err) or f"git apply exited {r.code}"
 
     def discard(self, dest: PathLike) -> None:
+        from pathlib import Path
+
         try:
             self._git(["worktree", "remove", "--force", "--force", "--", os.fspath(dest)])
         except GitError:

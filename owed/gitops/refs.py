@@ -42,7 +42,7 @@ class RefsMixin(RepoBase):
         return None
 
     def branch_oid(self, branch: str) -> str | None:
-        found = ondisk.branch_oid(str(self.common_dir), branch)  # the loose ref or packed-refs, where plain
+        found = ondisk.branch_oid(self.common_dir_str, branch)  # the loose ref or packed-refs, where plain
         return self.ref_oid(f"refs/heads/{branch}") if found is ondisk.ASK_GIT else found
 
     def is_ancestor(self, a: str, b: str) -> bool:

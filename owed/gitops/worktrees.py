@@ -6,7 +6,7 @@ Map:
   add_detached_worktree(path, c)     detached at commit c
   remove_worktree(path, force)       remove, then prune stale records
   worktree_list()                    every worktree (the main one first)
-  worktree_with_branch(branch)       path of the worktree that has the branch checked out, or None
+  worktree_with_branch(branch)       path (a str) of the worktree that has the branch checked out, or None
   worktree_status(path, untracked)   porcelain v1 records "XY path" (rename origins dropped)
   untracked_paths(path, untracked)   the "??" paths of that status (directories keep their trailing /)
   is_clean(path)                     no tracked change and no untracked, not-ignored file
@@ -21,12 +21,14 @@ agent may be committing at that moment.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from owed.errors import Refused
 from owed.gitops import ondisk, proc
 from owed.gitops.base import PathLike, RepoBase, _real, decode_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class Worktree(NamedTuple):
@@ -56,6 +58,8 @@ class WorktreesMixin(RepoBase):
         self._git(["worktree", "prune"])
 
     def worktree_list(self) -> list[Worktree]:
+        from pathlib import Path  # a listing (the git fallback, gc): off the read paths
+
         out = self._git(["worktree", "list", "--porcelain", "-z"]).out
         result: list[Worktree] = []
         fields: dict[str, str] = {}
@@ -72,13 +76,13 @@ class WorktreesMixin(RepoBase):
             fields = {}
         return result
 
-    def worktree_with_branch(self, branch: str) -> Path | None:
-        found = ondisk.branch_worktree(str(self.common_dir), str(self.main_worktree), branch)
+    def worktree_with_branch(self, branch: str) -> str | None:
+        found = ondisk.branch_worktree(self.common_dir_str, self.main_worktree_str, branch)
         if found is not ondisk.ASK_GIT:
-            return None if found is None else Path(found)
+            return found
         for wt in self.worktree_list():
             if wt.branch == branch:
-                return wt.path
+                return str(wt.path)
         return None
 
     def worktree_status(self, path: PathLike, untracked: str = "normal") -> list[str]:

@@ -20,32 +20,39 @@ verify` writes one.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.errors import IntegrityError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SIZE = 128
 NAME = "head"
 
 
-def read(root: Path) -> tuple[int, str] | None:
+def _at(root: str | Path) -> str:
+    return os.path.join(os.fspath(root), NAME)  # a string: pathlib stays off the read paths (issue 15)
+
+
+def read(root: str | Path) -> tuple[int, str] | None:
     try:
-        with open(root / NAME, "rb") as f:
+        with open(_at(root), "rb") as f:
             data = f.read(SIZE + 1)
     except FileNotFoundError:
         return None
     parts = data.split()
     if len(parts) != 3 or parts[0] != b"owed-head" or not parts[1].isdigit() or len(parts[2]) != 64:
-        raise IntegrityError(f"the head record {root / NAME} is damaged",
+        raise IntegrityError(f"the head record {_at(root)} is damaged",
                              hint="run `owed verify --repair` to rewrite it from a ledger that verifies")
     return int(parts[1]), parts[2].decode("ascii", "replace")
 
 
-def write(root: Path, seq: int, digest: str) -> None:
+def write(root: str | Path, seq: int, digest: str) -> None:
     """Overwrite the record in place (one small write: no rename, so no directory entry changes)."""
     data = f"owed-head {seq} {digest}".encode().ljust(SIZE - 1) + b"\n"
-    path = root / NAME
-    created = not path.exists()
+    path = _at(root)
+    created = not os.path.exists(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
         os.pwrite(fd, data, 0)
@@ -57,7 +64,7 @@ def write(root: Path, seq: int, digest: str) -> None:
         fsync_dir(root)
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_dir(path: str | Path) -> None:
     """Make a directory's new or renamed entries durable (a file's fsync does not cover its name)."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -77,9 +84,9 @@ def missing(head: tuple[int, str] | None, seq: int) -> IntegrityError | None:
                           details={"missing": [first, head[0]]})
 
 
-def absent(root: Path, seq: int) -> IntegrityError:
+def absent(root: str | Path, seq: int) -> IntegrityError:
     """The error for a ledger (ending at `seq`) whose genesis keeps a head record while none is on disk."""
-    return IntegrityError(f"the head record {root / NAME} is missing, but this ledger keeps one (its genesis "
+    return IntegrityError(f"the head record {_at(root)} is missing, but this ledger keeps one (its genesis "
                           f"says so): entries after #{seq} may have been cut",
                           hint="if the ledger is known to be whole, `owed verify --repair` rewrites the head record "
                                "from it")

@@ -14,10 +14,13 @@ import errno
 import fcntl
 import os
 import time
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed.errors import Busy
 from owed.ledger.clock import now_iso
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HOST = os.uname().nodename  # what socket.gethostname() returns, without importing socket (issue 15)
 
@@ -54,6 +57,8 @@ def read_owner(lock_dir: Path) -> dict | None:
 
 class DirLock:
     def __init__(self, path: Path, *, timeout_s: float | None = None, what: str = "ledger", activity: str | None = None):
+        from pathlib import Path
+
         self.path = Path(path)
         self.activity = activity  # what the holder does (`merge of a`, `adopt`): named in busy messages
         # OWED_LOCK_TIMEOUT (seconds) shortens the wait, for tests and impatient scripts.

@@ -20,15 +20,16 @@ from owed.errors import IntegrityError
 _mismatches: list[str] = []
 
 
-def _path(ledger, sha: str):
-    return ledger.root / "cache" / "plans" / f"{sha}.json"
+def _path(ledger, sha: str) -> str:
+    return os.path.join(ledger.dir, "cache", "plans", f"{sha}.json")
 
 
 def _write(ledger, sha: str, plan) -> None:
     path = _path(ledger, sha)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-    tmp.write_bytes(msgspec.json.encode({"owed": __version__, "sha": sha, "plan": plan}))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(path), f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
+    with open(tmp, "wb") as f:
+        f.write(msgspec.json.encode({"owed": __version__, "sha": sha, "plan": plan}))
     os.replace(tmp, path)
 
 
@@ -63,7 +64,8 @@ def load(ledger, sha: str, *, trust_cache: bool = True):
     cached = None
     state = "missing"
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read()
         state = "bad"
         meta = msgspec.json.decode(raw)
         if isinstance(meta, dict) and meta.get("owed") != __version__:

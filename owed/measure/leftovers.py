@@ -10,7 +10,6 @@ there is nothing to do: one listdir, one small read per `tree*` entry, no git ca
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from owed.lazyre import lazy
 from owed.ledger.lock import pid_alive
@@ -25,7 +24,7 @@ def holder_prefix() -> str:
 
 def prune(repo) -> list[str]:
     """Remove measurement trees whose owner died; returns the holders removed."""
-    admin = Path(repo.common_dir) / "worktrees"
+    admin = os.path.join(repo.common_dir_str, "worktrees")  # strings: every command runs this (issue 15)
     try:
         names = [n for n in os.listdir(admin) if n.startswith("tree")]
     except OSError:
@@ -33,7 +32,8 @@ def prune(repo) -> list[str]:
     removed = []
     for name in names:
         try:
-            gitdir = (admin / name / "gitdir").read_text().strip()
+            with open(os.path.join(admin, name, "gitdir"), encoding="utf-8") as f:
+                gitdir = f.read().strip()
         except OSError:
             continue
         m = _HOLDER.search(gitdir)

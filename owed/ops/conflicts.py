@@ -18,20 +18,22 @@ import msgspec  # not the stdlib json: status and why read this file, and msgspe
 CACHE_MAX = 512  # pairs kept (newest last)
 
 
-def _load(path) -> dict:
+def _load(path: str) -> dict:
     try:
-        data = msgspec.json.decode(path.read_bytes())
+        with open(path, "rb") as f:
+            data = msgspec.json.decode(f.read())
         return data if isinstance(data, dict) else {}
     except (OSError, msgspec.DecodeError):
         return {}
 
 
-def _save(path, cache: dict) -> None:
+def _save(path: str, cache: dict) -> None:
     keep = dict(list(cache.items())[-CACHE_MAX:])
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}")
-        tmp.write_bytes(msgspec.json.encode(keep, order="sorted"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}")
+        with open(tmp, "wb") as f:
+            f.write(msgspec.json.encode(keep, order="sorted"))
         os.replace(tmp, path)
     except OSError:
         pass  # a cache: a read-only ledger directory only costs the next read its git calls
@@ -45,7 +47,7 @@ def probe(ctx, only: str | None = None) -> dict[str, dict]:
              if st.open_slot(n.id) is not None and st.open_slot(n.id).cand is not None}
     if not cands:
         return {}
-    path = ctx.ledger.root / "cache" / "conflicts.json"
+    path = os.path.join(ctx.ledger.dir, "cache", "conflicts.json")  # a string: no pathlib on status (issue 15)
     cache, dirty = _load(path), False
 
     def files(a: str, b: str) -> list[str]:

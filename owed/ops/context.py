@@ -29,15 +29,15 @@ def _stat(path) -> tuple:
 def git_files(repo, branch: str | None = None) -> list:
     """The files whose change can change what git says about `branch`'s ref (`branch`), or about which
     worktree has which branch checked out (None): a long-lived reader re-asks git only when one changed."""
-    common = repo.common_dir
+    join, common = os.path.join, repo.common_dir_str  # strings: no pathlib on the read paths (issue 15)
     if branch is not None:
-        return [common / "refs" / "heads" / branch, common / "packed-refs", common / "reftable" / "tables.list"]
-    wts = common / "worktrees"
+        return [join(common, "refs", "heads", branch), join(common, "packed-refs"), join(common, "reftable", "tables.list")]
+    wts = join(common, "worktrees")
     try:
-        heads = sorted(wts / d / "HEAD" for d in os.listdir(wts))
+        heads = sorted(join(wts, d, "HEAD") for d in os.listdir(wts))
     except OSError:
         heads = []
-    return [common / "HEAD", wts, *heads]
+    return [join(common, "HEAD"), wts, *heads]
 
 
 def warm_answer(repo, name: str, files: list, ask, *key):
@@ -46,7 +46,7 @@ def warm_answer(repo, name: str, files: list, ask, *key):
     if warm is None:
         return ask()
     sig = (key, tuple(_stat(f) for f in files))
-    slot = ("git", name, str(repo.common_dir))
+    slot = ("git", name, repo.common_dir_str)
     hit = warm.get(slot)
     if hit is not None and hit[0] == sig:
         return hit[1]
@@ -101,13 +101,13 @@ class Context:
             repo = _repo(cwd)
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
-        ledger = _ledger(repo.ledger_dir())
+        ledger = _ledger(repo.ledger_dir_str())
         if need_ledger:
             ledger.require()
         from owed.measure.leftovers import prune
 
         prune(repo)  # measurement trees of a killed owed
-        if (ledger.root / "merge-intent.json").exists():  # a merge torn by a kill: complete or roll back
+        if os.path.exists(os.path.join(ledger.dir, "merge-intent.json")):  # a merge torn by a kill: complete or roll back
             from owed.ops.merge_intent import recover
 
             recover(ledger, repo)

@@ -17,7 +17,6 @@ rollback; the last refusal carries `cas_exhausted` (the driver reports `retry ne
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import msgspec
@@ -133,6 +132,8 @@ def _reclaim(repo, branch: str, base: str, wt: Path) -> bool:
         if os.path.realpath(where) != os.path.realpath(wt) or tracked or repo.head(where) != base:
             return False
         repo.remove_worktree(where, force=True)
+        import shutil  # (with bz2 and lzma: ~2 ms) only to remove a worktree
+
         shutil.rmtree(where, ignore_errors=True)
     elif wt.exists():
         return False
@@ -264,6 +265,8 @@ def _make_worktree(repo, main: Path, root: Path, node_id: str, attempt: int, bra
 
     def remove() -> None:
         repo.remove_worktree(wt, force=True)
+        import shutil
+
         shutil.rmtree(wt, ignore_errors=True)
 
     undo.add(remove)

@@ -9,12 +9,17 @@ ignored (a killed driver). Never ledger evidence: deleting it changes only what 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NAME = "merging.json"
 
 
 def path(ledger_root) -> Path:
+    from pathlib import Path
+
     return Path(ledger_root) / "drive" / NAME
 
 
@@ -38,7 +43,8 @@ def clear(ledger_root) -> None:
 
 def read(ledger_root) -> dict | None:
     try:
-        text = path(ledger_root).read_text()
+        with open(os.path.join(os.fspath(ledger_root), "drive", NAME), encoding="utf-8") as f:  # path(), without pathlib
+            text = f.read()
     except (OSError, ValueError):
         return None
     import json  # only when a driver's merge runs: status without one reads no json module (issue 15)

@@ -32,9 +32,9 @@ def status_facts(ctx) -> dict:
     if moved:
         facts["trunk_moved"] = moved.split(";")[0]
     wt = warm_answer(repo, "trunk-worktree", git_files(repo), lambda: repo.worktree_with_branch(trunk), trunk)
-    if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree):
+    if wt is not None and os.path.realpath(wt) != os.path.realpath(ctx.repo.main_worktree_str):
         facts["trunk_worktree"] = str(wt)
-    job = running_merge(ctx.ledger.root)
+    job = running_merge(ctx.ledger.dir)
     if job is not None:
         facts["merging"] = job
     from owed.ops.conflicts import probe
@@ -85,7 +85,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         view.models = models.view(ctx.state, ctx.plan, node, full=full)
         from owed.run_tails import attempt_tails
 
-        tails = attempt_tails(ctx.ledger.root, ctx.state, node)
+        tails = attempt_tails(ctx.ledger.dir, ctx.state, node)
         view.runs = tails if full else tails[:1]  # compact: the newest run of the attempt only
         from owed.views.trunk_red import decorate_why
 

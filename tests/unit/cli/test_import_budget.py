@@ -88,3 +88,46 @@ def test_the_budget_detects_a_heavy_import(repo):
     r, names = imported(repo, ["status", "--no-such-option"])
     assert r.returncode == 2
     assert "typer" in names
+
+
+# At the snapshot head (`owed verify` leaves it there) status and why fold nothing and read only files: no pathlib
+# (with urllib.parse and ipaddress, ~3 ms), no OpenSSL (owed/canon.py), no stdlib json, threading, signal, shutil
+# or weakref, and none of the fold machinery (issue 15). The child runs with -S and PYTHONPATH so the checkout's
+# editable-install finder (which imports pathlib itself at startup) is not there to hide an import.
+AT_HEAD = ("pathlib", "hashlib", "_hashlib", "json", "threading", "signal", "shutil", "weakref", "subprocess",
+           "owed.reducer", "owed.entries", "owed.ledger.chain", "owed.interrupts")
+AT_HEAD_READS = [["status"], ["status", "--json"], ["status", "--full"], ["why", "greeting"], ["why", "greeting", "--json"],
+                 ["why", "trunk"]]
+
+
+def loaded_plain(cwd, args: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    import os
+
+    import msgspec
+
+    deps = os.path.dirname(os.path.dirname(msgspec.__file__))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    code = ("import sys; from owed.cli import main; rc = main(sys.argv[1:]); "
+            "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)) + '\\n'); raise SystemExit(rc)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, deps]))
+    r = subprocess.run([sys.executable, "-S", "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                       env=env)
+    last = r.stderr.rstrip().rsplit("\n", 1)[-1]
+    return r, set(last.split()[1:]) if last.startswith("MODULES ") else set()
+
+
+@pytest.mark.parametrize("args", AT_HEAD_READS, ids=" ".join)
+def test_status_and_why_at_the_snapshot_head_import_neither_pathlib_nor_openssl_nor_the_folds(repo, args):
+    assert Cli(repo)("verify").returncode == 0  # the snapshot at the head
+    r, names = loaded_plain(repo, args)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "owed.ledger.store" in names and "msgspec" in names, "the command read no ledger: the test would prove nothing"
+    bad = sorted(set(AT_HEAD) & names)
+    assert not bad, f"owed {' '.join(args)} imported {bad}"
+
+
+def test_the_head_budget_detects_an_import(repo):
+    # The negative control: verify replays every entry, so it needs the folds and OpenSSL-free hashing is not enough.
+    r, names = loaded_plain(repo, ["verify"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert {"owed.reducer", "owed.entries", "owed.ledger.chain"} <= names

@@ -17,7 +17,7 @@ def test_add_worktree_new_branch_at_base_and_list(repo, tmp_path):
     listed = r.worktree_list()
     assert listed[0] == Worktree(repo.path, repo.git("rev-parse", "HEAD"), "main")
     assert Worktree(wt, base, "owed/n/1") in listed
-    assert r.worktree_with_branch("owed/n/1") == wt
+    assert r.worktree_with_branch("owed/n/1") == str(wt)  # a string: status reads it without pathlib
     assert r.worktree_with_branch("nope") is None
     assert Repo.discover(wt).common_dir == r.common_dir
 
