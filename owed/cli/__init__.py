@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     json_mode = "--json" in args
     from owed.cli import lean
 
+    if argv is None:
+        lean.pace_gc()  # a command's own process: no garbage collections during start-up (owed/cli/lean.py)
     lean.arm()  # before the first msgspec import: msgspec without typing_extensions (owed/cli/lean.py)
     from owed.cli.run import OutputFailed, recorded_seqs, run
 

@@ -53,3 +53,36 @@ def test_arm_is_a_no_op_once_msgspec_is_imported():
     before = list(sys.meta_path)
     lean.arm()  # msgspec is imported in this process (the test imports it above)
     assert sys.meta_path == before and msgspec.json.decode(b"[1]") == [1]
+
+
+GC_PROBE = r"""
+import gc, sys
+before = gc.get_threshold()[0]
+starts = []
+gc.callbacks.append(lambda phase, info: starts.append(info["generation"]) if phase == "start" else None)
+from owed.cli import main
+embedded = sys.argv[1] == "embedded"
+sys.argv = ["owed", *sys.argv[2:]]
+rc = main(sys.argv[1:]) if embedded else main()
+sys.stderr.write(f"\nGC {gc.get_threshold()[0]} {len(starts)} {rc} {before}\n")
+"""
+
+
+def gc_probe(cwd, how: str, *args: str) -> tuple[int, int, int, int]:
+    r = subprocess.run([sys.executable, "-c", GC_PROBE, how, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    last = r.stderr.rstrip().rsplit("\n", 1)[-1].split()
+    assert last[0] == "GC", r.stderr[-2000:]
+    return int(last[1]), int(last[2]), int(last[3]), int(last[4])
+
+
+def test_a_command_process_collects_no_garbage_during_status_and_an_embedder_keeps_its_thresholds(tmp_path):
+    from owed.cli.lean import GC_YOUNG
+    from tests.conftest import Cli, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
+    threshold, collections, rc, _ = gc_probe(repo, "command", "status")
+    assert rc == 0 and threshold == GC_YOUNG
+    assert collections == 0, f"{collections} collections during owed status"
+    threshold, collections, rc, before = gc_probe(repo, "embedded", "status")
+    assert rc == 0 and threshold == before and collections > 0  # the default: the count above would have been >0
