@@ -19,10 +19,13 @@ ancestors' /proc entries, and calls git only when one of them carries a run vari
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed import rails
 from owed.errors import OwedError, Refused
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_DEPTH = 32
 
@@ -74,6 +77,8 @@ def _ledger_dir(cwd: str | None) -> Path | None:
 
 
 def _inside(path: str, root: Path) -> bool:
+    from pathlib import Path
+
     try:
         p = Path(path).resolve()
         r = root.resolve()
@@ -141,7 +146,8 @@ def reported_model() -> str | None:
     run_dir = os.environ.get("OWED_RUN_DIR")
     if not run_dir:
         return None
-    import json  # only where a run's files are read: plain commands read no json (issue 15)
+    import json  # only where a run's files are read: plain commands read no json or pathlib (issue 15)
+    from pathlib import Path
 
     try:
         doc = json.loads((Path(run_dir) / "session.json").read_text(encoding="utf-8"))
