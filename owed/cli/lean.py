@@ -16,6 +16,12 @@ script, `python -m owed`) raises the first generation's threshold from 700 to 50
 short command never collects and a long one (drive, mcp, wait, a measuring merge) still does, every 50 000
 allocations instead of 700. Callers of `owed.cli.main(argv)` in their own process (tests, embedders) keep
 their thresholds. tests/unit/cli/test_lean.py checks both.
+
+The same finder loads `msgspec.inspect`, `msgspec.toml` and `msgspec.yaml` through the standard library's
+`importlib.util.LazyLoader`: msgspec's `__init__` imports them eagerly, while only owed's plan loader and
+walker use `msgspec.inspect` (the others: never); a lazy module runs on its first attribute access, so
+status and why skip ~1 ms of Struct class bodies they never use. tests/unit/cli/test_lean.py checks that
+the lazy module answers as the eager one and that a read never runs it.
 """
 
 from __future__ import annotations
@@ -25,9 +31,24 @@ import sys
 _DENIED_TO = "msgspec._utils"
 
 
+_LAZY = frozenset({"msgspec.inspect", "msgspec.toml", "msgspec.yaml"})
+
+
+def _lazy_spec(name, path):
+    from importlib.machinery import PathFinder
+    from importlib.util import LazyLoader
+
+    spec = PathFinder.find_spec(name, path)
+    if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+        spec.loader = LazyLoader(spec.loader)
+    return spec
+
+
 class _NoTypingExtensionsForMsgspec:
     @staticmethod
     def find_spec(name, path=None, target=None):
+        if name in _LAZY:
+            return _lazy_spec(name, path)
         if name != "typing_extensions":
             return None
         f = sys._getframe(1)

@@ -86,3 +86,44 @@ def test_a_command_process_collects_no_garbage_during_status_and_an_embedder_kee
     assert collections == 0, f"{collections} collections during owed status"
     threshold, collections, rc, before = gc_probe(repo, "embedded", "status")
     assert rc == 0 and threshold == before and collections > 0  # the default: the count above would have been >0
+
+
+LAZY_PROBE = r"""
+import json, sys, types
+mode = sys.argv[1]
+if mode == "lean":
+    from owed.cli import lean
+    lean.arm()
+import msgspec
+pending = {n: type(sys.modules[n]) is not types.ModuleType for n in ("msgspec.inspect", "msgspec.toml", "msgspec.yaml")}
+import msgspec.inspect as mi
+from owed.plan.model import Plan
+from owed.state import State
+info = repr(mi.multi_type_info([Plan, State]))
+print(json.dumps({"pending": pending, "info": info, "toml": sorted(n for n in dir(msgspec.toml) if not n.startswith("_")),
+                  "loaded": type(sys.modules["msgspec.inspect"]) is types.ModuleType}))
+"""
+
+
+def test_msgspecs_unused_submodules_load_lazily_and_answer_as_the_eager_ones():
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", LAZY_PROBE, mode], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    lean, eager = run("lean"), run("eager")
+    assert lean["pending"] == {"msgspec.inspect": True, "msgspec.toml": True, "msgspec.yaml": True}
+    assert eager["pending"] == {"msgspec.inspect": False, "msgspec.toml": False, "msgspec.yaml": False}
+    assert lean["info"] == eager["info"] and lean["toml"] == eager["toml"] and "decode" in lean["toml"]
+    assert lean["loaded"]
+
+
+def test_status_never_runs_msgspec_inspect(tmp_path):
+    from tests.conftest import Cli, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
+    code = ("import sys, types; from owed.cli import main; rc = main(['status']); "
+            "sys.stderr.write('\\nPENDING %s\\n' % (type(sys.modules['msgspec.inspect']) is not types.ModuleType))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert r.stderr.rstrip().endswith("PENDING True"), r.stderr[-2000:]
