@@ -464,3 +464,22 @@ def test_new_ledger_and_blob_names_are_fsynced(repo, tmp_path, monkeypatch):
     sha = led.put_blob(b"another blob")
     assert synced[-1] == str(led.blobs) and synced[0].startswith(str(led.blobs / ".tmp."))
     assert (led.blobs / sha).read_bytes() == b"another blob"
+
+
+def test_the_snapshots_line_check_reads_seq_and_hash_as_the_full_decode_does(ledger):
+    # _snapshot_matches decodes only `seq` and `hash` of the line ending at the snapshot's offset (issue 15: the
+    # entry Structs stay unimported at the head); its answer must be the full decode's.
+    from types import SimpleNamespace as At
+
+    for i in range(3):
+        ledger.append(lambda s, i=i: [note(f"n{i}")])
+    data = ledger.file.read_bytes()
+    entries = ledger.read_all()
+    ends = [i + 1 for i, b in enumerate(data) if b == 0x0A]
+    assert len(ends) == len(entries) == 4
+    with open(ledger.file, "rb") as f:
+        for e, end in zip(entries, ends):
+            assert ledger._snapshot_matches(f, At(seq=e.seq, head=e.hash, offset=end), len(data))
+            for seq, head, offset in ((e.seq + 1, e.hash, end), (e.seq, "0" * 64, end), (e.seq, e.hash, end - 1),
+                                      (e.seq, e.hash, len(data) + 1), (e.seq, e.hash, 0)):
+                assert not ledger._snapshot_matches(f, At(seq=seq, head=head, offset=offset), len(data)), (seq, offset)
