@@ -114,6 +114,27 @@ SERIAL_FILES = (
 )
 
 
+def pytest_ignore_collect(collection_path, config):
+    """In scripts/test's serial pass (OWED_TEST_PASS=serial) only files that can hold `serial` tests are
+    collected (SERIAL_FILES, or a file that says `mark.serial`): not 1900 others only to deselect them."""
+    if os.environ.get("OWED_TEST_PASS") != "serial" or collection_path.suffix != ".py":
+        return None
+    named = {Path(a.split("::")[0]).resolve() for a in config.args}
+    if collection_path.name == "conftest.py" or collection_path.resolve() in named:
+        return None  # a file named on the command line is collected as asked
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rel = collection_path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if rel in SERIAL_FILES:
+        return None
+    try:
+        return "mark.serial" not in collection_path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
     for item in items:
@@ -123,6 +144,16 @@ def pytest_collection_modifyitems(config, items):
             continue
         if rel in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent with -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup`: single tests, a file sharing a module-scoped fixture as one group (helpers/schedule.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.helpers.schedule import FileGroups, shared_files
+
+    return FileGroups(config, log, shared_files(Path(__file__).resolve().parent))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
