@@ -135,15 +135,28 @@ def pytest_ignore_collect(collection_path, config):
         return None
 
 
+# The directories of the long tests (real engines, drivers with agents, a pty demo, MCP servers), in the order
+# their tests are handed out first: on several workers, the last test to start is then a short one, and no
+# worker is left running a 15 s test alone at the end. A stable sort: within a file the order stays.
+LONG_FIRST = ("tests/remote/", "tests/driver/", "tests/views/", "tests/mcpserver/")
+
+
+def _long_first(rel: str) -> int:
+    return next((i for i, d in enumerate(LONG_FIRST) if rel.startswith(d)), len(LONG_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
+    order = {}
     for item in items:
         try:
             rel = Path(item.fspath).resolve().relative_to(root).as_posix()
         except ValueError:
-            continue
+            rel = ""
+        order[item.nodeid] = _long_first(rel)
         if rel in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+    items.sort(key=lambda item: order[item.nodeid])
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent with -p no:xdist
