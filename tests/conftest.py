@@ -35,6 +35,11 @@ for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC", "OWED_RUN_ID", "O
 _HOME = tempfile.mkdtemp(prefix="owed-test-home-")
 os.environ["HOME"] = _HOME
 atexit.register(shutil.rmtree, _HOME, True)
+# pytest caches the test modules it rewrites (assert introspection) as .pyc files in tests/**/__pycache__,
+# but not where PYTHONDONTWRITEBYTECODE is set (this machine sets it): then every worker of every run
+# rewrites all ~300 test modules again (~3 s of CPU each). The cache is for this process and its workers
+# only: the environment of the owed children stays as it is.
+sys.dont_write_bytecode = False
 # tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(Path(__file__).resolve().parent / "standin"), *filter(None, [os.environ.get("PYTHONPATH")])])
