@@ -35,6 +35,11 @@ for _k in ("OWED_DIR", "OWED_CONFIRM", "DSA_CALL", "DSA_EXEC", "OWED_RUN_ID", "O
 _HOME = tempfile.mkdtemp(prefix="owed-test-home-")
 os.environ["HOME"] = _HOME
 atexit.register(shutil.rmtree, _HOME, True)
+# pytest caches the test modules it rewrites (assert introspection) as .pyc files in tests/**/__pycache__,
+# but not where PYTHONDONTWRITEBYTECODE is set (this machine sets it): then every worker of every run
+# rewrites all ~300 test modules again (~3 s of CPU each). The cache is for this process and its workers
+# only: the environment of the owed children stays as it is.
+sys.dont_write_bytecode = False
 # tests/standin/sitecustomize.py: the driver loop's stand-in, active in a child only with OWED_DRIVE_STANDIN.
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(Path(__file__).resolve().parent / "standin"), *filter(None, [os.environ.get("PYTHONPATH")])])
@@ -114,15 +119,59 @@ SERIAL_FILES = (
 )
 
 
+def pytest_ignore_collect(collection_path, config):
+    """In scripts/test's serial pass (OWED_TEST_PASS=serial) only files that can hold `serial` tests are
+    collected (SERIAL_FILES, or a file that says `mark.serial`): not 1900 others only to deselect them."""
+    if os.environ.get("OWED_TEST_PASS") != "serial" or collection_path.suffix != ".py":
+        return None
+    named = {Path(a.split("::")[0]).resolve() for a in config.args}
+    if collection_path.name == "conftest.py" or collection_path.resolve() in named:
+        return None  # a file named on the command line is collected as asked
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rel = collection_path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    if rel in SERIAL_FILES:
+        return None
+    try:
+        return "mark.serial" not in collection_path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+# The directories of the long tests (real engines, drivers with agents, a pty demo, MCP servers), in the order
+# their tests are handed out first: on several workers, the last test to start is then a short one, and no
+# worker is left running a 15 s test alone at the end. A stable sort: within a file the order stays.
+LONG_FIRST = ("tests/remote/", "tests/driver/", "tests/views/", "tests/mcpserver/")
+
+
+def _long_first(rel: str) -> int:
+    return next((i for i, d in enumerate(LONG_FIRST) if rel.startswith(d)), len(LONG_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
+    order = {}
     for item in items:
         try:
             rel = Path(item.fspath).resolve().relative_to(root).as_posix()
         except ValueError:
-            continue
+            rel = ""
+        order[item.nodeid] = _long_first(rel)
         if rel in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+    items.sort(key=lambda item: order[item.nodeid])
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent with -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup`: single tests, a file sharing a module-scoped fixture as one group (helpers/schedule.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.helpers.schedule import FileGroups, shared_files
+
+    return FileGroups(config, log, shared_files(Path(__file__).resolve().parent))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import psutil
 
-from tests.driver.conftest import PY, marker, wait_state
+from tests.driver.conftest import marker, wait_state
 
 
 def _start(pool, rid, command, cwd, watch, stall_s):
@@ -26,16 +27,21 @@ def test_a_run_without_output_or_ledger_change_is_stopped_as_stalled_keeping_its
 
 
 def test_output_or_a_ledger_entry_keeps_a_run_alive(pool, tmp_path):
+    # Each run lasts ~4.2 s, well past the 2.5 s stall limit (checked every 0.6 s): only its activity can keep it
+    # alive. The gaps between activities are 0.3 s, so a loaded machine has 2.2 s of slack before a false stall;
+    # the ledger run appends with the shell's own `>>` (no interpreter start-up between the appends).
     watch = tmp_path / "ledger.jsonl"
     watch.write_text("")
-    talk = "for i in 1 2 3 4 5 6; do echo tick $i; sleep 0.5; done"
-    append = f"for i in 1 2 3 4 5 6; do sleep 0.5; {PY} -c 'open(\"{watch}\", \"a\").write(\"x\")'; done; echo done"
-    _start(pool, "talk:1", talk, tmp_path, watch, 1.5)
-    _start(pool, "ledger:1", append, tmp_path, watch, 1.5)
+    ticks = " ".join(str(i) for i in range(1, 15))
+    talk = f"for i in {ticks}; do echo tick $i; sleep 0.3; done"
+    append = f"for i in {ticks}; do sleep 0.3; printf x >> {shlex.quote(str(watch))}; done; echo done"
+    _start(pool, "talk:1", talk, tmp_path, watch, 2.5)
+    _start(pool, "ledger:1", append, tmp_path, watch, 2.5)
     for rid in ("talk:1", "ledger:1"):
-        v = wait_state(pool, rid, "sealed", timeout=30)
+        v = wait_state(pool, rid, "sealed", timeout=60)
         assert v.ok and not v.stalled, (rid, v.error)
-    assert pool.view("talk:1").output_tail.splitlines()[-1] == "tick 6"
+    assert pool.view("talk:1").output_tail.splitlines()[-1] == "tick 14"
+    assert pool.view("ledger:1").output_tail.splitlines() == ["done"] and watch.read_text() == "x" * 14
 
 
 def test_a_running_run_keeps_a_live_tail_and_a_stopped_one_keeps_its_output(pool, tmp_path):

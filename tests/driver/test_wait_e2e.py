@@ -111,7 +111,7 @@ def test_a_driver_killed_with_sigkill_wakes_a_waiting_wait(tmp_path):
     assert owed(repo, "init", "plan.yaml").returncode == 0
     d = _start_driver(repo)
     try:
-        first = json.loads(owed(repo, "wait", "--json", "--timeout", "5").stdout)  # whatever stands now
+        first = json.loads(owed(repo, "wait", "--json", "--timeout", "0").stdout)  # whatever stands now
         w = subprocess.Popen([sys.executable, "-m", "owed", "wait", "--since", first["cursor"], "--json",
                               "--timeout", "30"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)

@@ -31,8 +31,9 @@ VERDICT_PLAN = plan_text(
             run: 'echo "looking"; owed_no_such_command_here'
             timeout_s: 10
           - id: slow
-            run: 'for i in 1 2 3 4 5; do echo "slow line $i"; done; sleep 30'
+            run: 'for i in 1 2 3 4 5; do echo "slow line $i"; done; touch .slow-printed; sleep 30'
             timeout_s: 1
+            on_timeout: 'while [ ! -e .slow-printed ]; do sleep 0.02; done'
           - id: latency
             run: 'echo ''owed-counts {"pass":1,"fail":1,"failed":["latency gate"]}'''
             timeout_s: 10
@@ -60,6 +61,8 @@ VERDICT_PLAN = plan_text(
             min_tests: 3
     """
 )
+# `slow`'s on_timeout hook (run before the kill) waits until its five lines are out: under load a 1 s timeout
+# can otherwise fire before the shell has printed them, and the note would show fewer lines.
 
 
 def test_verdict_notes_of_failures_and_errors(flow, tmp_path):

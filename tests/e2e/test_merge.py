@@ -7,11 +7,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from tests.conftest import git, make_repo
+from tests.conftest import git, make_repo, wait_for
 from tests.helpers.ledger import entries as ledger
 
 
@@ -90,25 +89,55 @@ def test_merge_conflict_records_nothing(owed, mrepo):
     assert git(mrepo, "rev-parse", "main") == main1
 
 
-def _slow(tmp_path, owed):
-    repo = make_repo(tmp_path / "slow", plan(inv_run="sleep 3; test ! -f bad.txt"))
+class Gate:
+    """An invariant run that can be held open: it touches `started`, then waits while `hold` exists. The tests
+    act *while the merge measures* by waiting for `started` (an event, not a sleep: no load can reorder it)."""
+
+    def __init__(self, root):
+        self.started, self.hold = root / "inv-started", root / "inv-hold"
+
+    def run(self) -> str:
+        return f"touch {self.started}; while [ -e {self.hold} ]; do sleep 0.02; done; test ! -f bad.txt"
+
+    def close(self) -> None:
+        self.started.unlink(missing_ok=True)
+        self.hold.touch()
+
+    def wait_started(self, p: subprocess.Popen) -> None:
+        wait_for(lambda: self.started.exists() or p.poll() is not None, 60, "the merge to measure inv:u")
+        assert p.poll() is None, p.communicate()
+
+    def open(self) -> None:
+        self.hold.unlink(missing_ok=True)
+
+
+def _held(tmp_path, owed) -> tuple:
+    gate = Gate(tmp_path)
+    repo = make_repo(tmp_path / "slow", plan(inv_run=gate.run()))
     owed.cwd = repo
     assert owed("init", "plan.yaml").returncode == 0
     accepted(owed, repo, "x", {"x.txt": "x\n"})
-    return repo
+    gate.close()  # the next measurement of inv:u (the merge's, on the merge tree) waits for gate.open()
+    return repo, gate
 
 
-@pytest.mark.serial  # a sleep of 1-1.5 s must land inside the merge's 3 s measurement
 def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
-    repo = _slow(tmp_path, owed)
+    repo, gate = _held(tmp_path, owed)
     p = subprocess.Popen([sys.executable, "-m", "owed", "merge", "x"], cwd=repo, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # the merge is measuring inv:u on the merge tree (3 s)
-    (repo / "hotfix.txt").write_text("hotfix\n")
-    git(repo, "add", "hotfix.txt")
-    git(repo, "commit", "-q", "-m", "hotfix outside owed")
-    hotfix = git(repo, "rev-parse", "main")
-    out, err = p.communicate(timeout=60)
+    try:
+        gate.wait_started(p)  # the merge is measuring inv:u on the merge tree
+        (repo / "hotfix.txt").write_text("hotfix\n")
+        git(repo, "add", "hotfix.txt")
+        git(repo, "commit", "-q", "-m", "hotfix outside owed")
+        hotfix = git(repo, "rev-parse", "main")
+        gate.open()
+        out, err = p.communicate(timeout=60)
+    finally:
+        gate.open()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 1 and "trunk changed (CAS)" in err, (out, err)
     assert git(repo, "rev-parse", "main") == hotfix
     assert not [e for e in ledger(repo) if e["kind"] == "merge"]
@@ -118,20 +147,25 @@ def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
     assert r.returncode == 1 and "owed adopt" in r.stderr
 
 
-@pytest.mark.serial  # a sleep of 1-1.5 s must land inside the merge's 3 s measurement
 def test_sigterm_during_merge_leaves_trunk_and_ledger_unchanged(tmp_path, owed):
-    repo = _slow(tmp_path, owed)
+    repo, gate = _held(tmp_path, owed)
     before = (repo / ".git" / "owed" / "ledger.jsonl").read_bytes()
     main0 = git(repo, "rev-parse", "main")
     p = subprocess.Popen([sys.executable, "-m", "owed", "merge", "x"], cwd=repo, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
-    p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=30)
+    try:
+        gate.wait_started(p)  # SIGTERM lands while inv:u is measured on the merge tree
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 143, (out, err)
     assert git(repo, "rev-parse", "main") == main0
     assert (repo / ".git" / "owed" / "ledger.jsonl").read_bytes() == before
     assert not list((repo / ".git" / "owed" / "locks").glob("merge"))
+    gate.open()
     assert owed("merge", "x").returncode == 0  # nothing was left half done
 
 
