@@ -413,7 +413,7 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
 
         need = refusal_need(n.state, n.plan, n.id)  # a retry reuses the recorded refusal: its one command
         return [_halt(n.id, n.a, f"merge refused: {refused.reason}", "human",
-                      need["command"] if need else f"owed merge {n.id}")]
+                      need.command if need else f"owed merge {n.id}")]
     return [Action("merge", n.id, n.a)]
 
 
@@ -434,9 +434,9 @@ def trunk_red_notices(state, plan) -> list[Action]:
     text, so again when its key changes): the parent's to fix; no writer is halted or sent a repair for it."""
     from owed.views.trunk_red import check_red, trunk_red
 
-    return ([Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
+    return ([Action("notify", r.obligation, reason=r.text, command=" · ".join(r.options), detail=r.key)
              for r in trunk_red(state, plan)]
-            + [Action("notify", f"trunk-red:{g['obligation']}", reason=g["text"], command=" · ".join(g["options"]))
+            + [Action("notify", f"trunk-red:{g.obligation}", reason=g.text, command=" · ".join(g.options))
                for g in check_red(state, plan)])
 
 

@@ -22,7 +22,11 @@ from owed.errors import UnknownNode
 from owed.globs import match_any
 from owed.measure.logtext import command_line
 from owed.views.driving import wait_phase
-from owed.views.status import Need, Record
+from owed.known_red import Lift as KnownRedLift
+from owed.quarantine import Lift as QuarantineLift
+from owed.views.models import Models
+from owed.views.record import Need, Record
+from owed.views.trunk_red import MergeCheck, WhyTrunk
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -151,10 +155,10 @@ class Why(Record):
     superseded: list[dict]
     granted_writes: list[GrantRow]
     next: list[Need]
-    models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
-    merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
-    lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
-    lifts_quarantine: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
+    models: Models | None | UnsetType = UNSET  # views/models.py (set by the op)
+    merge_checks: list[MergeCheck] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_known_red: list[KnownRedLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_quarantine: list[QuarantineLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
     conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
@@ -294,7 +298,7 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
     )
 
 
-def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
+def _next(state, plan, node_id: str, merged: bool) -> list[Need]:
     """The node's Needs-you items, after the repository's own (they gate every merge) unless it merged."""
     from owed.views.next import next_items
     from owed.views.status import node_needs, trunk_needs
@@ -304,15 +308,15 @@ def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
     return next_items(trunk_needs(state, {}) + node_needs(state, plan, node_id), [node_id])
 
 
-def render(v: Why | dict) -> str:
-    if isinstance(v, dict):  # owed why trunk / why inv:<id> (views/trunk_red.py)
+def render(v: Why | WhyTrunk) -> str:
+    if not isinstance(v, Why):  # owed why trunk / why inv:<id> (views/trunk_red.py)
         from owed.views.trunk_red import render_why
 
         return render_why(v)
     head = f"{v.node}" + (f": {v.title}" if v.title else "") + f" — {v.phase}"
     out = [head]
     if not v.accepted:  # the node's Needs-you items (a driver halt, a decision), as status lists them
-        out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.next or [] if n.get("node")]
+        out += [f"Needs you: {n.reason} → {n.command}" for n in v.next or [] if n.node]
     if v.report:
         out.append("Report (the report run's last lines):")
         out += [f"  {ln}" for ln in v.report.rstrip("\n").splitlines()]
