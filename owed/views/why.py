@@ -111,6 +111,17 @@ class DowngradeRow(Record):
     note: str | None
 
 
+class SupersededRow(Record):
+    """An execution block a plan update no longer binds: `plan` the first plan entry that changed or removed its
+    check (None: not found among the recorded plans), `reason` how, `check` the check's id."""
+
+    seq: int
+    obligation: str
+    plan: int | None
+    reason: str
+    check: str
+
+
 class GrantRow(Record):
     seq: int
     allowance: int
@@ -152,7 +163,7 @@ class Why(Record):
     cleared: list[ClearedRow]
     untested: list[str]
     downgrades: list[DowngradeRow]
-    superseded: list[dict]
+    superseded: list[SupersededRow]
     granted_writes: list[GrantRow]
     next: list[Need]
     models: Models | None | UnsetType = UNSET  # views/models.py (set by the op)
@@ -202,7 +213,7 @@ def _phase(state, plan, node_id: str) -> str:
     return "accepted (merge pending)" if accepted(state, plan, node_id) else f"candidate open (attempt {slot.attempt})"
 
 
-def superseded_blocks(state, plan, rec, plans) -> list[dict]:
+def superseded_blocks(state, plan, rec, plans) -> list[SupersededRow]:
     """Execution blocks that no longer bind because a plan update changed or removed their check, each
     with the first plan entry that did so (`plans(sha)` resolves recorded plans)."""
     from owed.acceptance import superseded
@@ -213,8 +224,7 @@ def superseded_blocks(state, plan, rec, plans) -> list[dict]:
         if reason is None:
             continue
         by = next((p.seq for p in state.plans if p.seq > b.seq and superseded(b, plans(p.sha))), None)
-        out.append({"seq": b.seq, "obligation": b.obligation, "plan": by, "reason": reason,
-                    "check": b.obligation.partition(":")[2] or b.obligation})
+        out.append(SupersededRow(b.seq, b.obligation, by, reason, b.obligation.partition(":")[2] or b.obligation))
     return out
 
 
@@ -394,8 +404,8 @@ def _tail_lines(v: Why) -> list[str]:
         out += [f"  #{b.seq} {b.obligation} ({b.kind}, on {b.commit[:12]}): {b.how} (#{b.cleared})" for b in v.cleared]
     if v.superseded:
         out.append("Superseded blocks (no longer bind; no rerun, no waiver):")
-        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} "
-                f"({'writes' if b['obligation'] == 'writes' else 'check ' + b['check']} {b['reason']})"
+        out += [f"  #{b.seq} {b.obligation} superseded by plan #{b.plan} "
+                f"({'writes' if b.obligation == 'writes' else 'check ' + b.check} {b.reason})"
                 for b in v.superseded]
     if v.untested:
         shown = v.untested[:20]
