@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
+from owed.ids import is_owner
 from driver.questions import question_due, question_notices
 from owed.views.driving import after_missing
 
@@ -153,7 +154,7 @@ def _writer_debts(its, blocks, cand) -> tuple[list, list]:
     review blocks on the current content (a block on an older candidate asks for a re-review instead)."""
     failing = [i for i in its if i.mark == "D" and i.discharger == "writer"]
     repairable = [b for b in blocks if (b.kind == "exec" and b.flaky is None) or
-                  (b.kind == "judgment" and not b.by.startswith("owner:") and (b.needs is None or b.ruled is not None)
+                  (b.kind == "judgment" and not is_owner(b.by) and (b.needs is None or b.ruled is not None)
                    and (cand is None or cand.keys.get(b.obligation) == b.key))]
     return failing, repairable
 

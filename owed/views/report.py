@@ -21,7 +21,7 @@ from msgspec import UNSET, UnsetType
 from owed import entries as E
 from owed.errors import UsageError
 from owed.globs import match_any, unguarded_globs
-from owed.ids import is_owner
+from owed.ids import is_owner, is_parent
 from owed.known_red import KnownRed
 from owed.quarantine import Quarantined
 from owed.views.record import Need, Record
@@ -279,7 +279,7 @@ def _allowance(p: PlanRow) -> str:
     if p.under is not UNSET:
         return f" under allowance (plan #{p.under})"
     # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
-    return " under allowance" if p.by.startswith("parent:") else ""
+    return " under allowance" if is_parent(p.by) else ""
 
 
 def under_allowance(state, entries, since: str | None) -> list[Easing]:
