@@ -47,13 +47,13 @@ class Notifier:
         os.replace(tmp, self.dir / "cursor")
 
     def _facts(self, state, plan, live: bool) -> tuple[list[wake.Fact], int]:
-        from owed.views.status import build_doc
+        from owed.views.status import build
 
         moved = self.drv._trunk_checked[1]
-        status = build_doc(state, plan, datetime.now(timezone.utc),
+        status = build(state, plan, datetime.now(timezone.utc),
                        {"trunk_moved": moved.split(";")[0] if moved else None, "driver": live})
         drv = {"live": live, "stay": self.drv.stay, "notices": self.notices}
-        return wake.facts(state, plan, status, drv), len(status["inProgress"])
+        return wake.facts(state, plan, status, drv), len(status.in_progress)
 
     def _new(self, facts: list[wake.Fact], seq: int, keep: bool = False) -> list[wake.Fact]:
         """The new facts; the cursor then holds the facts standing (`keep`: also those delivered before)."""

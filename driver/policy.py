@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
+from owed.ids import is_owner
 from driver.questions import question_due, question_notices
 from owed.views.driving import after_missing
 
@@ -153,7 +154,7 @@ def _writer_debts(its, blocks, cand) -> tuple[list, list]:
     review blocks on the current content (a block on an older candidate asks for a re-review instead)."""
     failing = [i for i in its if i.mark == "D" and i.discharger == "writer"]
     repairable = [b for b in blocks if (b.kind == "exec" and b.flaky is None) or
-                  (b.kind == "judgment" and not b.by.startswith("owner:") and (b.needs is None or b.ruled is not None)
+                  (b.kind == "judgment" and not is_owner(b.by) and (b.needs is None or b.ruled is not None)
                    and (cand is None or cand.keys.get(b.obligation) == b.key))]
     return failing, repairable
 
@@ -413,7 +414,7 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
 
         need = refusal_need(n.state, n.plan, n.id)  # a retry reuses the recorded refusal: its one command
         return [_halt(n.id, n.a, f"merge refused: {refused.reason}", "human",
-                      need["command"] if need else f"owed merge {n.id}")]
+                      need.command if need else f"owed merge {n.id}")]
     return [Action("merge", n.id, n.a)]
 
 
@@ -434,9 +435,9 @@ def trunk_red_notices(state, plan) -> list[Action]:
     text, so again when its key changes): the parent's to fix; no writer is halted or sent a repair for it."""
     from owed.views.trunk_red import check_red, trunk_red
 
-    return ([Action("notify", r["obligation"], reason=r["text"], command=" · ".join(r["options"]), detail=r["key"])
+    return ([Action("notify", r.obligation, reason=r.text, command=" · ".join(r.options), detail=r.key)
              for r in trunk_red(state, plan)]
-            + [Action("notify", f"trunk-red:{g['obligation']}", reason=g["text"], command=" · ".join(g["options"]))
+            + [Action("notify", f"trunk-red:{g.obligation}", reason=g.text, command=" · ".join(g.options))
                for g in check_red(state, plan)])
 
 

@@ -101,19 +101,19 @@ class Watcher:
 
     def check(self) -> dict | None:
         from owed.ops.trunk import trunk_problem
-        from owed.views.status import build_doc
+        from owed.views.status import build
 
         ctx = self.ctx.reload()
         drv = driver_facts(ctx.ledger.root)
         moved = trunk_problem(ctx)
-        status = build_doc(ctx.state, ctx.plan, datetime.now(timezone.utc),
+        status = build(ctx.state, ctx.plan, datetime.now(timezone.utc),
                        {"trunk_moved": moved.split(";")[0] if moved else None, "driver": drv["live"]})
         now = wake.facts(ctx.state, ctx.plan, status, drv)
         new, cursor = wake.deliver(now, self.since, ctx.state.seq)
         if not new:
             return None
         done = wake.merged_since(ctx.state, self.base_seq)
-        in_progress = len(status["inProgress"])
+        in_progress = len(status.in_progress)
         driver = {"live": drv["live"], "inProgress": in_progress, **({"exit": drv["exit"]} if drv["exit"] else {})}
         return {"cursor": str(cursor), "facts": [f.to_json() for f in new], "done": done, "driver": driver,
                 "message": wake.notice(new, done, drv, in_progress)}

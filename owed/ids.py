@@ -4,10 +4,19 @@ One place for what was spelled out as strings in several modules: the roles of a
 of an owner act (owed/principals.py), an observation's verdict (folds/judgments.py, folds/sweeps.py,
 measure/verdict.py), a review's verdict, a receipt's marks, and obligation ids (`kind` or `kind:id`).
 
+Principal roles go through the helpers below, never `role_of(x) == "owner"` string comparisons: a recorded
+principal (checked by principals.parse) with `has_role` / `is_owner` / `is_parent` / `is_writer` /
+`is_reviewer`; the text of a `--as` argument before it is parsed with `claims` (its parse then refuses a bad
+principal as a usage error).
+
 >>> obligation("check", "unit"), obligation("writes"), obligation_kind("inv:tree"), obligation_id("check:a:b")
 ('check:unit', 'writes', 'inv', 'a:b')
 >>> has_role("owner:cli", "owner"), has_role("owner", "owner"), is_owner("parent:cli")
 (True, False, False)
+>>> has_role("parent:cli", "parent", "owner"), is_parent("parent:drive"), is_writer("writer:a#1")
+(True, True, True)
+>>> claims("owner", "owner"), claims("owner:x", "parent")
+(True, False)
 """
 
 from __future__ import annotations
@@ -30,13 +39,37 @@ MARKS: tuple[Mark, ...] = get_args(Mark)
 OBLIGATION_KINDS: tuple[ObligationKind, ...] = get_args(ObligationKind)
 
 
-def has_role(principal: str, role: Role) -> bool:
-    """Is `principal` (`role:id`) of `role`? A bare role without an id is no principal."""
-    return principal.startswith(role + ":")
+def role_of(principal: str) -> str:
+    """The role part of `role:id` (unchecked: principals.parse checks a principal)."""
+    return principal.partition(":")[0]
+
+
+def has_role(principal: str, *roles: Role) -> bool:
+    """Is `principal` (`role:id`) of one of `roles`? A bare role without an id is no principal."""
+    role, sep, _ = principal.partition(":")
+    return bool(sep) and role in roles
 
 
 def is_owner(principal: str) -> bool:
     return has_role(principal, "owner")
+
+
+def is_parent(principal: str) -> bool:
+    return has_role(principal, "parent")
+
+
+def is_writer(principal: str) -> bool:
+    return has_role(principal, "writer")
+
+
+def is_reviewer(principal: str) -> bool:
+    return has_role(principal, "reviewer")
+
+
+def claims(text: str, *roles: Role) -> bool:
+    """Does a `--as` text, not parsed yet, claim one of `roles`? (`owner` alone claims the owner: its parse
+    then refuses it as a bad principal, a usage error, instead of another role's refusal.)"""
+    return role_of(text) in roles
 
 
 def obligation(kind: ObligationKind, ident: str = "") -> str:

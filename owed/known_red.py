@@ -15,11 +15,34 @@ owner assigned to a fix node (pure).
   merge-tree failure fails only tests that already failed on trunk; else a text or None), here so why's
   Merge checks need not import the judgments fold (folds/judgments.py re-exports it as known_red).
 - `covers(agg, inv, state)`: the same test for the trunk's own key (status: known red, not trunk-red).
-- `view(state, plan)`: status/brief/report `knownRed` and status `lapsedKnownRed` records; `lifts(state,
-  plan, node)`: what the fix node's merge lifts (why <fix>).
+- `view(state, plan)`: status/brief/report `knownRed` and status `lapsedKnownRed` records (KnownRed:
+  `{invariant, entries: [{test, fix}], plan}`); `lifts(state, plan, node)`: what the fix node's merge lifts
+  (why <fix>: Lift `{invariant, tests}`).
 """
 
 from __future__ import annotations
+
+import msgspec
+
+
+class Entry(msgspec.Struct):
+    test: str
+    fix: str
+
+
+class KnownRed(msgspec.Struct):
+    """One invariant's known_red entries (active, or lapsed: their fix merged) under the current plan."""
+
+    invariant: str
+    entries: list[Entry]
+    plan: int | None
+
+
+class Lift(msgspec.Struct):
+    """The known_red names of one invariant a fix node's merge lifts (they must pass on its merge tree)."""
+
+    invariant: str
+    tests: list[str]
 
 
 def active(state, inv) -> dict[str, str]:
@@ -83,23 +106,24 @@ def others(state, inv, node: str) -> frozenset[str]:
     return frozenset(t for t, f in active(state, inv).items() if f != node)
 
 
-def view(state, plan) -> tuple[list[dict], list[dict]]:
+def view(state, plan) -> tuple[list[KnownRed], list[KnownRed]]:
     seq = state.plan.seq if state.plan else None
-    act, gone = [], []
+    act: list[KnownRed] = []
+    gone: list[KnownRed] = []
     for inv in plan.invariants:
         for rows, src in ((act, active(state, inv)), (gone, lapsed(state, inv))):
             if src:
-                rows.append({"invariant": inv.id, "entries": [{"test": t, "fix": f} for t, f in src.items()], "plan": seq})
+                rows.append(KnownRed(inv.id, [Entry(t, f) for t, f in src.items()], seq))
     return act, gone
 
 
-def text(row: dict) -> str:
-    names = ", ".join(e["test"] for e in row["entries"])
-    fixes = ", ".join(sorted({e["fix"] for e in row["entries"]}))
-    return f"inv:{row['invariant']} known red: {names} (fix: {fixes}; plan #{row['plan']})"
+def text(row: KnownRed) -> str:
+    names = ", ".join(e.test for e in row.entries)
+    fixes = ", ".join(sorted({e.fix for e in row.entries}))
+    return f"inv:{row.invariant} known red: {names} (fix: {fixes}; plan #{row.plan})"
 
 
-def lifts(state, plan, node: str) -> list[dict]:
+def lifts(state, plan, node: str) -> list[Lift]:
     """What `node`'s merge lifts: active known_red names it is the fix of (its merge must repair them)."""
-    return [{"invariant": inv.id, "tests": [t for t, f in active(state, inv).items() if f == node]}
+    return [Lift(inv.id, [t for t, f in active(state, inv).items() if f == node])
             for inv in plan.invariants if node in active(state, inv).values()]

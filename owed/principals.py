@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import cast
 
 from owed.errors import Refused, UsageError
-from owed.ids import CHANNELS, ROLES, Role, has_role, is_owner  # noqa: F401 - the roles live in owed/ids.py
 from owed.lazyre import lazy
+from owed.ids import CHANNELS, ROLES, Role, has_role, is_owner, is_parent, role_of  # noqa: F401 - the roles live in owed/ids.py
+
 EXECUTOR = "executor:owed"
 DRIVER = "parent:drive"
 DRIVER_KINDS = frozenset({"dispatch", "launch", "send", "halt", "rebase", "abandon"})
@@ -29,10 +30,6 @@ def parse(text: str) -> tuple[Role, str]:
     if not sep or role not in ROLES or not _ID.match(ident):
         raise UsageError(f"bad principal {text!r}: expected role:id with role one of {', '.join(ROLES)}")
     return cast(Role, role), ident
-
-
-def role_of(text: str) -> str:
-    return text.partition(":")[0]
 
 
 def writer_for(node: str, attempt: int) -> str:

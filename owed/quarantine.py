@@ -8,10 +8,33 @@ failing test names excluded until their fix node merges (pure).
   whose fix is not `node` (the fix's own candidate and merge are measured without its entries, so they must
   repair those tests) and enough remaining tests (passed ≥ max(min_tests, 1)). Then the item is W
   (`quarantined`): satisfied, never a measured pass, and no execution block is recorded.
-- `view(state, plan)`: the debt status/brief list, `lifts(state, plan, node)`: what a fix's merge lifts.
+- `view(state, plan)`: the debt status/brief list (Quarantined: `{obligation, node?, entries: [{test, fix}],
+  plan}`), `lifts(state, plan, node)`: what a fix's merge lifts (Lift: `{obligation, node?, tests}`).
 """
 
 from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from owed.known_red import Entry
+
+
+class Quarantined(msgspec.Struct, kw_only=True):
+    """One check's or invariant's active quarantine entries (`node`: the check's node; none for an invariant)."""
+
+    obligation: str
+    node: str | UnsetType = UNSET
+    entries: list[Entry]
+    plan: int
+
+
+class Lift(msgspec.Struct, kw_only=True):
+    """The quarantined names of one check or invariant a fix node's merge lifts."""
+
+    obligation: str
+    node: str | UnsetType = UNSET
+    tests: list[str]
 
 
 def active(state, spec) -> dict[str, str]:
@@ -41,25 +64,24 @@ def owned_failing(o, spec, state, node: str) -> list[str]:
     return sorted(t for t in (o.failed if o is not None else ()) if q.get(t) == node)
 
 
-def view(state, plan) -> list[dict]:
+def view(state, plan) -> list[Quarantined]:
     out = []
     specs = [(f"inv:{i.id}", None, i) for i in plan.invariants]
     specs += [(f"check:{c.id}", n.id, c) for n in plan.nodes for c in n.checks]
     for ob, node, spec in specs:
         q = active(state, spec)
         if q:
-            out.append({"obligation": ob, **({"node": node} if node else {}),
-                        "entries": [{"test": t, "fix": f} for t, f in q.items()], "plan": state.plan.seq})
+            out.append(Quarantined(obligation=ob, node=node or UNSET, entries=[Entry(t, f) for t, f in q.items()],
+                                   plan=state.plan.seq))
     return out
 
 
-def text(row: dict) -> str:
-    where = f"{row['node']}/{row['obligation']}" if row.get("node") else row["obligation"]
-    fixes = ", ".join(sorted({e["fix"] for e in row["entries"]}))
-    return f"{where} quarantined: {', '.join(e['test'] for e in row['entries'])} (fix: {fixes}; plan #{row['plan']})"
+def text(row: Quarantined) -> str:
+    where = f"{row.node}/{row.obligation}" if row.node else row.obligation
+    fixes = ", ".join(sorted({e.fix for e in row.entries}))
+    return f"{where} quarantined: {', '.join(e.test for e in row.entries)} (fix: {fixes}; plan #{row.plan})"
 
 
-def lifts(state, plan, node: str) -> list[dict]:
-    return [{"obligation": r["obligation"], **({"node": r["node"]} if r.get("node") else {}),
-             "tests": [e["test"] for e in r["entries"] if e["fix"] == node]}
-            for r in view(state, plan) if any(e["fix"] == node for e in r["entries"])]
+def lifts(state, plan, node: str) -> list[Lift]:
+    return [Lift(obligation=r.obligation, node=r.node, tests=[e.test for e in r.entries if e.fix == node])
+            for r in view(state, plan) if any(e.fix == node for e in r.entries)]

@@ -56,7 +56,7 @@ def check_envelope(state: State, e: E.Entry) -> None:
 
 
 def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
-    if P.role_of(e.by) != "owner":
+    if not P.is_owner(e.by):
         raise _refuse(e, "genesis is an owner act")
     plan = plans(e.plan)  # must resolve and validate
     if set(e.keys) != {i.id for i in plan.invariants}:
@@ -74,8 +74,8 @@ def _genesis(state: State, e: E.Genesis, plans: Callable) -> None:
 def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     from owed.plan.downgrades import can_carry, changed_nodes, downgrades, invalidates, plan_wide_changes
 
-    role = P.role_of(e.by)
-    if role not in ("owner", "parent"):
+    owner = P.is_owner(e.by)
+    if not P.has_role(e.by, "owner", "parent"):
         raise _refuse(e, f"{e.by} may not record a plan (owner or parent only)")
     if state.plan is None or e.prior != state.plan.sha:
         raise _refuse(e, "plan changed since it was read (prior does not match); retry", Stale)
@@ -87,7 +87,7 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
         raise _refuse(e, "recorded downgrades differ from the plans' difference")
     under = None
     if found:
-        if role != "owner":
+        if not owner:
             from owed.plan.allow import uncovered
 
             missing = uncovered(old, new, downgrades(old, new))
@@ -107,9 +107,9 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
             slot.dropped, slot.dropped_by = slot.cand, e.seq
             slot.carryable = not wide and can_carry(changed.get(node_id, ()))
             slot.cand = None
-    if role != "owner":
+    if not owner:
         J.keep_blocks(state, old, new, e.seq)
-    if old.allow != new.allow and role == "owner":
+    if old.allow != new.allow and owner:
         # Only an owner act sets an allowance; a parent may only delete whole rules (anything else is a
         # downgrade), and what remains was set by the owner act at allow_seq, which easings keep citing.
         state.allow_seq = e.seq

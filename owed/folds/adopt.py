@@ -53,8 +53,7 @@ def outside_adopt_scope(plan, changed) -> str | None:
 
 
 def fold_adopt(state: State, e: E.Adopt, plan) -> None:
-    role = P.role_of(e.by)
-    if role == "parent" and e.by != P.DRIVER:
+    if P.is_parent(e.by) and e.by != P.DRIVER:
         # A parent adopts alone only commits whose every changed path lies in an adopt scope of the plan,
         # citing the owner act that set those scopes.
         outside = outside_adopt_scope(plan, e.changed)
@@ -63,7 +62,7 @@ def fold_adopt(state: State, e: E.Adopt, plan) -> None:
                             + (f" ({outside} is outside)" if outside else " (the plan has none)"))
         if e.under != state.allow_seq:
             raise refuse(e, f"a parent's adoption cites the allowance of plan #{state.allow_seq}", Stale)
-    elif role != "owner":
+    elif not P.is_owner(e.by):
         raise refuse(e, "adopting trunk commits is an owner act (or a parent's within allow adopt scopes)")
     elif e.under is not None:
         raise refuse(e, "an owner's adoption cites no allowance")

@@ -16,6 +16,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import refuse
 from owed.lazyre import lazy
+from owed.ids import is_reviewer
 from owed.state import QuestionRec, State
 
 QID = lazy(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -29,10 +30,9 @@ def fold_ask(state: State, e: E.Ask, plan) -> None:
     run = rec.runs.get(e.rid)
     if run is None:
         raise refuse(e, f"run {e.rid} was not launched by the driver in this attempt")
-    role = P.role_of(e.by)
     if run.role == "writer" and e.by != P.writer_for(e.node, e.attempt):
         raise refuse(e, f"only the slot's writer ({P.writer_for(e.node, e.attempt)}) asks in a writer run")
-    if run.role == "reviewer" and role != "reviewer":
+    if run.role == "reviewer" and not is_reviewer(e.by):
         raise refuse(e, "a reviewer run asks as a reviewer principal")
     if not QID.match(e.qid):
         raise refuse(e, f"bad question id {e.qid!r} (letters, digits, _ . -; at most 40)")

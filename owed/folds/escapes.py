@@ -28,7 +28,7 @@ def decoy_digest(nonce: str, decoys: list[dict]) -> str:
 
 
 def fold_escape(state: State, e: E.Escape, plan) -> None:
-    if P.role_of(e.by) not in ("parent", "owner"):
+    if not P.has_role(e.by, "parent", "owner"):
         raise refuse(e, "escapes are recorded by the parent or the owner")
     if e.class_ not in CLASSES:
         raise refuse(e, f"class must be one of {', '.join(CLASSES)}")
@@ -40,7 +40,7 @@ def fold_escape(state: State, e: E.Escape, plan) -> None:
 
 
 def fold_decoy_commit(state: State, e: E.DecoyCommit, plan) -> None:
-    if P.role_of(e.by) != "owner":
+    if not P.is_owner(e.by):
         raise refuse(e, "decoy commitments are owner acts")
     if not _HEX.match(e.digest):
         raise refuse(e, "a decoy digest is 64 lower-case hex digits")
@@ -50,7 +50,7 @@ def fold_decoy_commit(state: State, e: E.DecoyCommit, plan) -> None:
 
 
 def fold_decoy_reveal(state: State, e: E.DecoyReveal, plan) -> None:
-    if P.role_of(e.by) != "owner":
+    if not P.is_owner(e.by):
         raise refuse(e, "decoy reveals are owner acts")
     if len(e.nonce) < 16:
         raise refuse(e, "the nonce has at least 16 characters")

@@ -18,14 +18,14 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import recused
 from owed.folds.slots import refuse
+from owed.ids import Role
 from owed.state import EvidenceRec, State
 
-ROLES = ("owner", "parent", "reviewer")
+ROLES: tuple[Role, ...] = ("owner", "parent", "reviewer")
 
 
 def fold_evidence(state: State, e: E.Evidence, plan) -> None:
-    role = P.role_of(e.by)
-    if role not in ROLES:
+    if not P.has_role(e.by, *ROLES):
         raise refuse(e, f"{e.by} may not record evidence (a reviewer, the parent or the owner)")
     if not e.note.strip():
         raise refuse(e, "evidence needs a note")
@@ -48,7 +48,7 @@ def fold_evidence(state: State, e: E.Evidence, plan) -> None:
     spec = next((ev for ev in node.evidence if ev.id == e.id), None)
     if spec is None:
         raise refuse(e, f"{e.node} declares no evidence {e.id!r}")
-    if role not in (spec.by, "owner"):
+    if not P.has_role(e.by, spec.by, "owner"):
         raise refuse(e, f"evidence:{e.id} is recorded by a {spec.by} or the owner")
     if not e.files:
         raise refuse(e, "evidence on a candidate hashes at least one file")

@@ -184,8 +184,7 @@ def keep_blocks(state: State, old, new, seq: int) -> None:
 
 
 def fold_review(state: State, e: E.Review, plan) -> None:
-    role = P.role_of(e.by)
-    if role not in ("reviewer", "owner"):
+    if not P.has_role(e.by, "reviewer", "owner"):
         raise refuse(e, f"{e.by} may not review (reviewer or owner only)")
     rec = state.nodes.get(e.node)
     slot = state.open_slot(e.node)
@@ -198,11 +197,11 @@ def fold_review(state: State, e: E.Review, plan) -> None:
         raise refuse(e, f"cannot review obligation {e.obligation!r}")
     if slot.cand.keys.get(e.obligation) != e.key:
         raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
-    if kind == "approve" and role != "owner":
+    if kind == "approve" and not is_owner(e.by):
         raise refuse(e, "only the owner approves")
     if e.verdict not in REVIEW_VERDICTS:
         raise refuse(e, "verdict must be ok or block")
-    if not 1 <= e.rank <= 3 or (role == "owner") != (e.rank == 3):
+    if not 1 <= e.rank <= 3 or is_owner(e.by) != (e.rank == 3):
         raise refuse(e, "rank is 1 or 2 for reviewers, 3 for the owner")
     if e.needs is not None and (e.needs != "parent" or e.verdict != "block"):
         raise refuse(e, "needs: parent goes only on a block")
@@ -225,7 +224,7 @@ def fold_review(state: State, e: E.Review, plan) -> None:
 
 
 def fold_waive(state: State, e: E.Waive, plan) -> None:
-    if P.role_of(e.by) != "owner":
+    if not is_owner(e.by):
         raise refuse(e, "waivers are owner acts")
     kind, _ = split(e.obligation)
     if kind == "inv":
@@ -264,7 +263,7 @@ def fold_waive(state: State, e: E.Waive, plan) -> None:
 
 
 def fold_defer(state: State, e: E.Defer, plan) -> None:
-    if P.role_of(e.by) != "owner":
+    if not is_owner(e.by):
         raise refuse(e, "defers are owner acts")
     if not e.reason.strip():
         raise refuse(e, "a defer needs a reason")

@@ -18,7 +18,7 @@ def refuse(e: E.Entry, why: str, cls: type[Refused] = Refused) -> Refused:
 
 
 def parent_or_owner(e: E.Entry) -> None:
-    if P.role_of(e.by) not in ("parent", "owner"):
+    if not P.has_role(e.by, "parent", "owner"):
         raise refuse(e, f"{e.by} may not record {E.kind_of(e)} (parent or owner only)")
 
 
@@ -108,7 +108,7 @@ def fold_rebase(state: State, e: E.Rebase, plan) -> None:
     slot = state.open_slot(e.node)
     if slot is None or slot.attempt != e.attempt:
         raise refuse(e, f"{e.node} has no open slot for attempt {e.attempt}")
-    if P.role_of(e.by) not in ("parent", "owner") and e.by != P.writer_for(e.node, e.attempt):
+    if not P.has_role(e.by, "parent", "owner") and e.by != P.writer_for(e.node, e.attempt):
         raise refuse(e, f"{e.by} may not rebase {e.node} (parent, owner or the slot's writer)")
     if e.from_ != slot.base:
         raise refuse(e, "rebase must start from the current slot base")

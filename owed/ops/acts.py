@@ -28,6 +28,7 @@ from pathlib import Path
 
 from owed import principals as P
 from owed.errors import Refused, UnknownNode, UsageError
+from owed.ids import claims
 from owed.ops import authority
 from owed.result import Result
 
@@ -151,16 +152,17 @@ def shown_if_confirmed(state, node_id: str, channel: str | None) -> tuple[int, s
     return slot.cand.seq, slot.cand.commit
 
 
-def is_owner(as_: str | None, i_am_owner: bool) -> bool:
-    return (as_ is None and i_am_owner) or (as_ is not None and P.role_of(as_) == "owner")
+def owner_claimed(as_: str | None, i_am_owner: bool) -> bool:
+    """Does this act claim the owner (`--i-am-owner` without `--as`, or `--as owner:…`)?"""
+    return (as_ is None and i_am_owner) or (as_ is not None and claims(as_, "owner"))
 
 
 def parent_or_owner(as_: str | None, i_am_owner: bool, kind: str, summary: str) -> tuple[str, str | None]:
     """(principal, channel) of an act the parent records and the owner may record too."""
-    if is_owner(as_, i_am_owner):
+    if owner_claimed(as_, i_am_owner):
         return authority.owner(as_, i_am_owner, summary)
     by = authority.actor(as_, "parent:cli")
-    if P.role_of(by) != "parent":
+    if not P.is_parent(by):
         raise Refused(f"{by} may not record {kind} (parent or owner only)")
     return by, None
 

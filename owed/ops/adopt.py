@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed import principals as P
 from owed.errors import Busy, Refused, Stale, UsageError
+from owed.ids import claims
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -83,7 +83,7 @@ def _adopter(ctx, as_: str | None, i_am_owner: bool, prior: str, ref: str, count
              note: str) -> tuple[str, str | None, int | None]:
     """(principal, channel, allowance): a parent adopts alone, with no prompt, only inside the plan's allow
     adopt scopes (under that allowance); otherwise the owner, who confirms the commits and paths shown."""
-    if as_ and P.role_of(as_) == "parent" and not i_am_owner:
+    if as_ and claims(as_, "parent") and not i_am_owner:
         from owed.folds.adopt import outside_adopt_scope
 
         by = authority.actor(as_, "parent:cli")

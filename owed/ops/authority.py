@@ -59,7 +59,7 @@ def owner(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str]:
     if confirm and FRONT.get() == "mcp":
         raise Refused(MCP_CONFIRM)
     by = P.claimable(as_) if as_ else ("owner:human" if confirm else _front("owner:cli"))
-    if P.role_of(by) != "owner":
+    if not P.is_owner(by):
         raise Refused(f"{by} is not an owner; this is an owner act")
     subagent_rail("owner")
     if confirm:

@@ -17,6 +17,7 @@ from typing import Any
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused, Stale, UsageError
+from owed.ids import claims
 from owed.git import Repo
 from owed.ledger.store import Ledger
 from owed.ops import authority
@@ -162,24 +163,24 @@ def authorize(prior_plan, new, sha: str, *, as_: str | None, i_am_owner: bool,
 
     found = downgrades(prior_plan, new)
     missing = uncovered(prior_plan, new, found) if found else []
-    if found and not missing and not (as_ and P.role_of(as_) == "owner") and not i_am_owner:
+    if found and not missing and not (as_ and claims(as_, "owner")) and not i_am_owner:
         # Every downgrade is covered by an allow rule of the prior plan: the parent may make it alone
         # (it stays listed as a downgrade, labelled as made under that allowance).
         return authority.actor(as_, "parent:cli"), None, found
     if found:
         listed = "; ".join(f"{d.node}: {d.what}" for d in missing or found)
-        if as_ and P.role_of(as_) != "owner":
+        if as_ and not claims(as_, "owner"):
             raise Refused(f"plan downgrades need the owner (refused for {as_}; no allow rule covers them): {listed}",
                           hint=hint(missing))
         if not (note or "").strip():
             raise Refused(f"plan downgrades need --note saying why: {listed}")
         by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]} with downgrades: {listed}\nNote: {note}")
         return by, channel, found
-    if as_ and P.role_of(as_) == "owner":
+    if as_ and claims(as_, "owner"):
         by, channel = authority.owner(as_, i_am_owner, f"Record plan {sha[:12]}")
         return by, channel, found
     by = authority.actor(as_, "parent:cli")
-    if P.role_of(by) not in ("parent", "owner"):
+    if not P.has_role(by, "parent", "owner"):
         raise Refused(f"{by} may not record a plan (owner or parent only)")
     return by, None, found
 

@@ -66,10 +66,11 @@ def status(cwd: str, *, full: bool = False) -> Result:
 def why(cwd: str, node: str, *, full: bool = False) -> Result:
     """A node's receipt; `trunk` (unless a node has that id) and `inv:<id>` explain the trunk's invariants."""
     from owed.ops.context import Context
+    from owed.views.trunk_red import WhyTrunk
     from owed.views.why import Why, build, render
 
     ctx = Context.load(cwd)
-    view: Why | dict
+    view: Why | WhyTrunk
     if (node == "trunk" and ctx.plan.node("trunk") is None) or node.startswith("inv:"):
         from owed.views.trunk_red import why_trunk
 

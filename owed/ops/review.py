@@ -27,9 +27,9 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import active_blocks, items, recused
 from owed.errors import Refused, UsageError
-from owed.ids import ReviewVerdict
+from owed.ids import ReviewVerdict, is_writer
 from owed.ops import authority
-from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, is_owner,
+from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, owner_claimed,
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
                            writer_tree_rail)
 from owed.ops.context import Context
@@ -42,10 +42,10 @@ NO_NOTE_BLOCK = "(approval blocked without a note)"
 
 
 def _reviewer(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str | None]:
-    if is_owner(as_, i_am_owner):
+    if owner_claimed(as_, i_am_owner):
         return authority.owner(as_, i_am_owner, summary)
     by = authority.actor(as_, as_)
-    if P.role_of(by) not in ("reviewer", "writer"):  # a writer is refused under the lock, naming its node
+    if not P.has_role(by, "reviewer", "writer"):  # a writer is refused under the lock, naming its node
         raise Refused(f"{by} may not review (reviewer or owner only)")
     return by, None
 
@@ -112,7 +112,7 @@ def review(cwd: str, node_id: str, *, verdict: ReviewVerdict, rank: int | None, 
         check_read(state, node_id, read)
         slot, cand = open_candidate(state, node_id)
         _recusal(state.nodes.get(node_id), by, node_id)
-        if P.role_of(by) == "writer":
+        if is_writer(by):
             raise Refused(f"{by} may not review (reviewer or owner only)")
         key = cand.keys.get(obligation)
         if key is None:
@@ -217,10 +217,10 @@ def hash_files(cwd: str, toplevel: str, files: list[str]) -> list[E.FileHash]:
 
 
 def _evidence_principal(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str | None]:
-    if is_owner(as_, i_am_owner):
+    if owner_claimed(as_, i_am_owner):
         return authority.owner(as_, i_am_owner, summary)
     by = authority.actor(as_, "parent:cli")
-    if P.role_of(by) not in ("reviewer", "parent", "writer"):  # a writer is refused under the lock, naming its node
+    if not P.has_role(by, "reviewer", "parent", "writer"):  # a writer is refused under the lock, naming its node
         raise Refused(f"{by} may not record evidence (a reviewer, the parent or the owner)")
     return by, None
 
@@ -247,7 +247,7 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
         check_read(state, node_id, read)
         rec = state.nodes.get(node_id)
         _recusal(rec, by, node_id)
-        if P.role_of(by) == "writer":
+        if is_writer(by):
             raise Refused(f"{by} may not record evidence (a reviewer, the parent or the owner)")
         base = dict(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, id=ev_id, note=note,
                     files=tuple(hashed))
@@ -261,7 +261,7 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
         if spec is None:
             listed = ", ".join(declared) or "none"
             raise Refused(f"{node_id} declares no evidence {ev_id!r} (declared: {listed})")
-        if P.role_of(by) not in (spec.by, "owner"):
+        if not P.has_role(by, spec.by, "owner"):
             raise Refused(f"evidence:{ev_id} of {node_id} is recorded by a {spec.by} or the owner, not {by}")
         if not hashed:
             raise Refused(f"evidence on the open candidate needs at least one --file (evidence:{ev_id}: {spec.what})")

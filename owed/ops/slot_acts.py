@@ -26,7 +26,8 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import items
 from owed.errors import Refused, UsageError
-from owed.ops.acts import Done, is_owner, known_node, parent_or_owner, short, who
+from owed.ids import claims
+from owed.ops.acts import Done, known_node, owner_claimed, parent_or_owner, short, who
 from owed.ops.context import Context
 
 
@@ -205,7 +206,7 @@ def _rebaser(ctx: Context, node_id: str, slot, as_: str | None, i_am_owner: bool
         if not inside:
             raise Refused(f"the writer rebases from inside its worktree {slot.worktree}")
         return writer, None
-    if as_ is not None and not is_owner(as_, i_am_owner) and P.role_of(as_) == "writer":
+    if as_ is not None and not owner_claimed(as_, i_am_owner) and claims(as_, "writer"):
         raise Refused(f"{as_} may not rebase {node_id} (parent, owner or the slot's writer {writer})")
     return parent_or_owner(as_, i_am_owner, "rebase", f"Rebase {node_id} onto the ledger trunk")
 

@@ -15,27 +15,29 @@
 
 from __future__ import annotations
 
+from owed.views.record import Need
+
 REPORTED = "reported"  # a halt reason starting with this parks a node that delivered its report
 
 
-def halt_need(state, node_id: str) -> dict | None:
+def halt_need(state, node_id: str) -> Need | None:
     rec = state.nodes.get(node_id)
     if rec is None or rec.halt is None:
         return None
     command = rec.halt_command or f"owed resume {node_id} --note \"...\""
-    return {"node": node_id, "reason": f"{rec.halt_reason} (halt #{rec.halt})", "command": command,
-            "seq": rec.halt, "needs": rec.halt_needs or "human"}
+    return Need(node=node_id, reason=f"{rec.halt_reason} (halt #{rec.halt})", command=command,
+                seq=rec.halt, needs=rec.halt_needs or "human")
 
 
-def question_needs(state, node_id: str) -> list[dict]:
+def question_needs(state, node_id: str) -> list[Need]:
     """Open questions of the node's driver runs (`owed ask`), each with the exact answer command."""
     rec = state.nodes.get(node_id)
-    return [{"node": node_id, "reason": f"asking: {q.text} (#{q.seq})",
-             "command": f"owed answer {node_id} --qid {q.qid} \"…\"", "seq": q.seq, "qid": q.qid}
+    return [Need(node=node_id, reason=f"asking: {q.text} (#{q.seq})",
+                 command=f"owed answer {node_id} --qid {q.qid} \"…\"", seq=q.seq, qid=q.qid)
             for q in (rec.questions if rec else ()) if q.answered is None]
 
 
-def with_halt(state, node_id: str, needs: list[dict]) -> list[dict]:
+def with_halt(state, node_id: str, needs: list[Need]) -> list[Need]:
     halt = halt_need(state, node_id)
     return question_needs(state, node_id) + ([halt] if halt is not None else needs)
 

@@ -60,8 +60,8 @@ def node_phase(state, plan, node, ready: set[str]) -> dict:
     elif state.open_slot(node.id) is not None:
         status_phase, its = _phase(state, plan, node.id)
         # What status lists under Needs you for the node, but merges and attests anyone may run.
-        decisions = [n["reason"] for n in _needs(state, plan, node.id, status_phase, its)
-                     if n["command"].split()[1:2] not in (["merge"], ["attest"])]
+        decisions = [n.reason for n in _needs(state, plan, node.id, status_phase, its)
+                     if n.command.split()[1:2] not in (["merge"], ["attest"])]
         if missing:
             phase, detail = "waiting", "deps: " + ", ".join(missing)
         elif rec.halt is not None:

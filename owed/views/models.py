@@ -7,10 +7,29 @@ looks: `why` warns. Models compare as `provider/id` with a trailing thinking suf
 `drive.same_model: accepted` (the plan's drive block, or the node's) hides the advisory in the compact view
 only; `why --full` and `--json` keep it (`accepted: true`).
 
-Map: `same_key(model)`, `view(state, plan, node_id, full)` → dict or None, `lines(view)` → text lines.
+Map: `same_key(model)`, `view(state, plan, node_id, full)` → Models or None, `lines(view)` → text lines.
 """
 
 from __future__ import annotations
+
+from owed.views.record import Record
+
+
+class ReviewerModel(Record):
+    by: str
+    seq: int
+    model: str
+
+
+class Models(Record):
+    """why's `models`: the writer's model, the reviewers' models, who used the writer's model (`same`), whether
+    drive.same_model accepts that, and whether the compact view shows the warning."""
+
+    writer: str | None
+    reviewers: list[ReviewerModel]
+    same: list[str]
+    accepted: bool
+    shown: bool
 
 _THINKING = (":thinking", ":think", "-thinking")
 
@@ -35,7 +54,7 @@ def _accepted(plan, node_id: str) -> bool:
                 or (node is not None and node.drive is not None and node.drive.same_model == "accepted"))
 
 
-def view(state, plan, node_id: str, full: bool = False) -> dict | None:
+def view(state, plan, node_id: str, full: bool = False) -> Models | None:
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id) or (rec.slot if rec is not None else None)  # a merged node: its last slot
     cand = slot.cand if slot else None
@@ -47,19 +66,19 @@ def view(state, plan, node_id: str, full: bool = False) -> dict | None:
         return None
     same = [r.by for r in reviews if cand.model and same_key(r.model) == same_key(cand.model)]
     accepted = _accepted(plan, node_id)
-    return {"writer": cand.model, "reviewers": [{"by": r.by, "seq": r.seq, "model": r.model} for r in reviews],
-            "same": sorted(set(same)), "accepted": accepted, "shown": bool(same) and (full or not accepted)}
+    return Models(cand.model, [ReviewerModel(r.by, r.seq, r.model) for r in reviews], sorted(set(same)), accepted,
+                  bool(same) and (full or not accepted))
 
 
-def lines(v: dict | None) -> list[str]:
+def lines(v: Models | None) -> list[str]:
     if not v:
         return []
     out = []
-    used = ([f"writer {v['writer']}"] if v.get("writer") else []) + [f"{r['by']} {r['model']}" for r in v["reviewers"]]
+    used = ([f"writer {v.writer}"] if v.writer else []) + [f"{r.by} {r.model}" for r in v.reviewers]
     out.append("Models: " + " · ".join(used))
-    if v["shown"]:
-        out.append(f"warning: the writer and {', '.join(v['same'])} used the same model ({v['writer']}): the review "
+    if v.shown:
+        out.append(f"warning: the writer and {', '.join(v.same)} used the same model ({v.writer}): the review "
                    "is not independent of the model that wrote the candidate"
-                   + (" (accepted: drive.same_model)" if v["accepted"] else
+                   + (" (accepted: drive.same_model)" if v.accepted else
                       "; use another reviewer model, or set drive.same_model: accepted"))
     return out

@@ -21,8 +21,11 @@ from msgspec import UNSET, UnsetType
 from owed import entries as E
 from owed.errors import UsageError
 from owed.globs import match_any, unguarded_globs
-from owed.ids import is_owner
-from owed.views.status import Need, Progress, Record, Status, needs_lines, parse_ts, progress_line, render_status
+from owed.ids import is_owner, is_parent
+from owed.known_red import KnownRed
+from owed.quarantine import Quarantined
+from owed.views.record import Need, Record
+from owed.views.status import Progress, Status, needs_lines, parse_ts, progress_line, render_status
 
 
 class OwnerAct(Record):
@@ -174,8 +177,8 @@ class Brief(Record):
     since: str | None
     unguarded: list[Unguarded]
     under_allowance: list[Easing]
-    known_red: list[dict] | UnsetType = UNSET
-    quarantined: list[dict] | UnsetType = UNSET
+    known_red: list[KnownRed] | UnsetType = UNSET
+    quarantined: list[Quarantined] | UnsetType = UNSET
 
 
 def trunk_debt(state, plan) -> list[str]:
@@ -186,7 +189,7 @@ def trunk_debt(state, plan) -> list[str]:
     return [KR.text(k) for k in KR.view(state, plan)[0]] + [Q.text(q) for q in Q.view(state, plan)]
 
 
-def _quarantined(state, plan) -> list[dict] | UnsetType:
+def _quarantined(state, plan) -> list[Quarantined] | UnsetType:
     from owed.quarantine import view
 
     return view(state, plan) or UNSET
@@ -276,7 +279,7 @@ def _allowance(p: PlanRow) -> str:
     if p.under is not UNSET:
         return f" under allowance (plan #{p.under})"
     # A parent's downgrade can only have been recorded under an owner allowance (the reducer refuses others).
-    return " under allowance" if p.by.startswith("parent:") else ""
+    return " under allowance" if is_parent(p.by) else ""
 
 
 def under_allowance(state, entries, since: str | None) -> list[Easing]:

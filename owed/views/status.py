@@ -17,9 +17,7 @@ Empty sections are omitted.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from owed import known_red as KR
@@ -30,14 +28,7 @@ from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
 from owed.views.queue import merge_waiting, phase_of
-
-
-Need = dict[str, Any]  # a Needs-you item {node, reason, command, …} (several views make them; views/next.py orders them)
-
-
-class Record(msgspec.Struct, rename="camel"):
-    """A view's record: JSON keys are the camelCase field names, in field order; UNSET fields are left out.
-    A view that gains a key adds a field (UNSET by default when the key is optional)."""
+from owed.views.record import Need, Record
 
 
 class Summary(Record):
@@ -106,9 +97,9 @@ class Status(Record):
     merge_waiting: dict[str, dict]
     merge_batch: list[str]  # with drive.merge_batch ≥ 2: the batch the driver merges next (owed/batchplan.py)
     next: list[Need]
-    trunk_red: list[dict] | UnsetType = UNSET
-    known_red: list[dict] | UnsetType = UNSET
-    lapsed_known_red: list[dict] | UnsetType = UNSET
+    trunk_red: list[TR.TrunkRedRow] | UnsetType = UNSET
+    known_red: list[KR.KnownRed] | UnsetType = UNSET
+    lapsed_known_red: list[KR.KnownRed] | UnsetType = UNSET
     conflicts: dict | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
     receipts: list[ReceiptRow] | UnsetType = UNSET
 
@@ -166,12 +157,12 @@ def _phase(state, plan, node_id: str) -> tuple[str, list]:
     return "reviewing", its
 
 
-def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
+def _needs(state, plan, node_id: str, phase: str, its) -> list[Need]:
     out = []
     slot = state.open_slot(node_id)
     c12 = slot.cand.commit[:12] if slot and slot.cand else ""
     if phase.startswith("accepted"):
-        out.append({"node": node_id, "reason": "accepted", "command": f"owed merge {node_id}"})
+        out.append(Need(node=node_id, reason="accepted", command=f"owed merge {node_id}"))
         return out
     if phase.startswith("waiting: trunk-red"):
         return out  # one repository line (views/trunk_red.py check_red) names the waiting nodes
@@ -179,21 +170,21 @@ def _needs(state, plan, node_id: str, phase: str, its) -> list[dict]:
         need = TR.refusal_need(state, plan, node_id)
         return [need] if need else []  # nothing changed since: a retry would reuse the refusal
     if phase == "measuring":
-        out.append({"node": node_id, "reason": "candidate not measured yet", "command": f"owed attest {node_id}"})
+        out.append(Need(node=node_id, reason="candidate not measured yet", command=f"owed attest {node_id}"))
     for b in active_blocks(state, plan, node_id):
         if b.needs == "parent" and b.ruled is None:
-            out.append({"node": node_id, "reason": f"review block #{b.seq} needs a parent ruling",
-                        "command": f"owed rule --nodes {node_id} \"<decision>\""})
+            out.append(Need(node=node_id, reason=f"review block #{b.seq} needs a parent ruling",
+                            command=f"owed rule --nodes {node_id} \"<decision>\""))
         elif b.kind == "exec" and b.flaky is not None:
-            out.append({"node": node_id, "reason": f"{b.obligation} is flaky (#{b.seq} failed, #{b.flaky} passed)",
-                        "command": f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\" "
-                                   f"--candidate {c12}"})
+            out.append(Need(node=node_id, reason=f"{b.obligation} is flaky (#{b.seq} failed, #{b.flaky} passed)",
+                            command=f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\" "
+                                    f"--candidate {c12}"))
     for i in its:
         if i.mark == "D" and i.discharger == "owner" and i.status == "conflict":
-            out.append({"node": node_id, "reason": f"{i.obligation} passed and failed on the same content",
-                        "command": f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"})
+            out.append(Need(node=node_id, reason=f"{i.obligation} passed and failed on the same content",
+                            command=f"owed waive {node_id} {i.obligation} --reason \"...\" --candidate {c12}"))
         if i.mark == "D" and i.obligation == "approve":
-            out.append({"node": node_id, "reason": "owner approval", "command": f"owed approve {node_id} --candidate {c12}"})
+            out.append(Need(node=node_id, reason="owner approval", command=f"owed approve {node_id} --candidate {c12}"))
     return out
 
 
@@ -224,30 +215,30 @@ def receipts(state, plan) -> list[ReceiptRow]:
     return out
 
 
-def trunk_needs(state, facts: dict) -> list[dict]:
+def trunk_needs(state, facts: dict) -> list[Need]:
     """Needs-you items of the repository itself (trunk moved outside owed, genesis not measured)."""
     needs = []
     if facts.get("trunk_moved"):
-        needs.append({"node": "trunk", "reason": facts["trunk_moved"], "command": "owed adopt --note \"...\""})
+        needs.append(Need(node="trunk", reason=facts["trunk_moved"], command="owed adopt --note \"...\""))
     missing_genesis = state.genesis_missing()
     if missing_genesis:
-        needs.append({"node": "trunk", "reason": f"genesis invariants not measured ({', '.join(missing_genesis)})",
-                      "command": "owed attest --genesis"})
+        needs.append(Need(node="trunk", reason=f"genesis invariants not measured ({', '.join(missing_genesis)})",
+                          command="owed attest --genesis"))
     return needs
 
 
-def orphan_needs(state, plan) -> list[dict]:
+def orphan_needs(state, plan) -> list[Need]:
     """Open slots of nodes the current plan no longer has: only an abandon closes them."""
-    return [{"node": n, "reason": f"removed from the plan (plan #{state.plan.seq}) with its slot open "
-                                  f"(attempt {rec.slot.attempt})",
-             "command": f"owed abandon {n} --note \"...\""}
+    return [Need(node=n, reason=f"removed from the plan (plan #{state.plan.seq}) with its slot open "
+                                f"(attempt {rec.slot.attempt})",
+                 command=f"owed abandon {n} --note \"...\"")
             for n, rec in sorted(state.nodes.items())
             if rec.slot is not None and rec.slot.open and plan.node(n) is None]
 
 
-def _ready_need(n: str, overlaps: list[str]) -> dict:
-    return {"node": n, "reason": "ready" + (f" (overlaps open slot of {', '.join(overlaps)})" if overlaps else ""),
-            "command": f"owed dispatch {n}"}
+def _ready_need(n: str, overlaps: list[str]) -> Need:
+    return Need(node=n, reason="ready" + (f" (overlaps open slot of {', '.join(overlaps)})" if overlaps else ""),
+                command=f"owed dispatch {n}")
 
 
 def _open_writes(state, plan) -> dict:
@@ -258,7 +249,7 @@ def _open_writes(state, plan) -> dict:
             if r.slot and r.slot.open and plan.node(n)}
 
 
-def node_needs(state, plan, node_id: str) -> list[dict]:
+def node_needs(state, plan, node_id: str) -> list[Need]:
     """One node's Needs-you items, as `build` lists them (for `owed why`'s `next`)."""
     from owed.globs import may_overlap
 
@@ -311,15 +302,10 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
         merged=sorted(merged), invariants=invs, trunk_worktree=facts.get("trunk_worktree"),
         merge_queue=queue, merge_waiting=merge_wait, merge_batch=planned_batch(state, plan, queue),
         next=next_items(needs, queue),
-        trunk_red=[{k: r[k] for k in ("obligation", "key", "text")} for r in red] if red else UNSET,
+        trunk_red=[r.row() for r in red] if red else UNSET,
         known_red=known or UNSET, lapsed_known_red=lapsed or UNSET, conflicts=facts.get("conflicts") or UNSET,
         receipts=receipts(state, plan) if full else UNSET,
     )
-
-
-def build_doc(state, plan, now: datetime, facts: dict | None = None, full: bool = False) -> dict:
-    """The status record as its JSON document (camelCase keys), for readers of the document (views/wake.py)."""
-    return msgspec.to_builtins(build(state, plan, now, facts, full))
 
 
 def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict, needs: list[Need],
@@ -359,7 +345,7 @@ def progress_line(p: Progress) -> str:
 def needs_lines(needs: list[Need]) -> list[str]:
     if not needs:
         return ["Needs you: none"]
-    return [f"Needs you ({len(needs)}):", *(f"  {n['node']}: {n['reason']} → {n['command']}" for n in needs)]
+    return [f"Needs you ({len(needs)}):", *(f"  {n.line()}" for n in needs)]
 
 
 def render_status(v: Status) -> str:

@@ -19,10 +19,98 @@ invariants that are red on the ledger trunk itself, or not measured there yet.
 
 from __future__ import annotations
 
+from msgspec import UNSET, UnsetType
+
 from owed import known_red as KR
 from owed import quarantine as Q
 from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
+from owed.views.record import Need, Record
+
+
+class TrunkRedRow(Record):
+    """status `trunkRed` and `why trunk`'s `trunkRed`: the part of a TrunkRed that readers key on."""
+
+    obligation: str
+    key: str | None
+    text: str
+
+
+class TrunkRed(Record):
+    """An invariant red on the ledger trunk itself (`trunk_red`)."""
+
+    obligation: str
+    key: str
+    since: int | None
+    names: list[str]
+    obs: int | None
+    text: str
+    options: list[str]
+
+    def row(self) -> TrunkRedRow:
+        return TrunkRedRow(self.obligation, self.key, self.text)
+
+
+class Unmeasured(Record):
+    """An invariant of the plan with no verdict under its current trunk key (`key` None: stale or missing)."""
+
+    obligation: str
+    key: str | None
+    text: str
+
+
+class CheckRed(Record):
+    """A node check failing on the merge tree and on trunk without the node: the nodes waiting on it, each
+    node's merge-tree observation (`merge`) and trunk probe (`probe`) seqs."""
+
+    obligation: str
+    trunk: str
+    names: list[str]
+    nodes: list[str]
+    merge: dict[str, int]
+    probe: dict[str, int]
+    text: str = ""
+    options: list[str] = []
+
+
+class MergeCheck(Record):
+    """`owed why <node>`'s Merge checks row: a merge-tree failure of the current candidate on the current trunk;
+    a trunk-red one carries its probe, the parent as discharger and the hint."""
+
+    obligation: str
+    obs: int
+    trunk: str
+    failed: list[str]
+    hints: list[str] | UnsetType = UNSET
+    trunk_red: bool | UnsetType = UNSET
+    probe: int | UnsetType = UNSET
+    discharger: str | UnsetType = UNSET
+    hint: str | UnsetType = UNSET
+
+
+class TrunkInvariant(Record):
+    """One invariant of `owed why trunk`: its trunk key, verdict (known-red: only listed names fail) and since."""
+
+    obligation: str
+    key: str | None
+    verdict: str
+    since: int | None
+    since_label: str
+    obs: int | None
+    text: str | UnsetType = UNSET
+    names: list[str] | UnsetType = UNSET
+    options: list[str] | UnsetType = UNSET
+
+
+class WhyTrunk(Record):
+    """`owed why trunk` / `owed why inv:<id>` (--json: this record after `contract`)."""
+
+    view: str
+    trunk: str
+    commit: str
+    seq: int
+    invariants: list[TrunkInvariant]
+    trunk_red: list[TrunkRedRow]
 
 
 def since_label(state, seq: int | None) -> str:
@@ -52,7 +140,7 @@ def _options(inv_id: str, names: list[str], trunk12: str) -> list[str]:
     return [first, f"find the culprit: owed sweep --commit {trunk12}"]
 
 
-def trunk_red(state, plan) -> list[dict]:
+def trunk_red(state, plan) -> list[TrunkRed]:
     out = []
     stale = set(stale_invariants(state, plan))
     for inv in plan.invariants:
@@ -68,30 +156,30 @@ def trunk_red(state, plan) -> list[dict]:
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "") if names else "no test names"
         flaky = " (passed and failed on this key)" if agg.verdict == "conflict" else ""
         text = f"inv:{inv.id} red on trunk since {since} ({shown}){flaky}; not caused by any open node"
-        out.append({"obligation": f"inv:{inv.id}", "key": key, "since": state.trunk_since.get(inv.id),
-                    "names": names, "obs": agg.last_fail.seq if agg.last_fail else None, "text": text,
-                    "options": _options(inv.id, names, state.trunk_commit[:12])})
+        out.append(TrunkRed(f"inv:{inv.id}", key, state.trunk_since.get(inv.id), names,
+                            agg.last_fail.seq if agg.last_fail else None, text,
+                            _options(inv.id, names, state.trunk_commit[:12])))
     return out
 
 
-def unmeasured(state, plan) -> list[dict]:
+def unmeasured(state, plan) -> list[Unmeasured]:
     stale = set(stale_invariants(state, plan))
     out = []
     for inv in plan.invariants:
         key = state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", f"inv:{inv.id}", key) if key and inv.id not in stale else None
         if inv.id in stale or agg is None or not (agg.passes or agg.fails):
-            out.append({"obligation": f"inv:{inv.id}", "key": None if inv.id in stale else key,
-                        "text": f"inv:{inv.id} not measured on trunk yet — owed attest --trunk"})
+            out.append(Unmeasured(f"inv:{inv.id}", None if inv.id in stale else key,
+                                  f"inv:{inv.id} not measured on trunk yet — owed attest --trunk"))
     return out
 
 
-def needs(state, plan) -> list[dict]:
-    out = [{"node": "trunk", "reason": r["text"], "command": " · ".join(r["options"])} for r in trunk_red(state, plan)]
-    out += [{"node": "trunk", "reason": g["text"], "command": " · ".join(g["options"])} for g in check_red(state, plan)]
+def needs(state, plan) -> list[Need]:
+    out = [Need(node="trunk", reason=r.text, command=" · ".join(r.options)) for r in trunk_red(state, plan)]
+    out += [Need(node="trunk", reason=g.text, command=" · ".join(g.options)) for g in check_red(state, plan)]
     genesis = set(state.genesis_missing())  # `owed attest --genesis` already says so
-    out += [{"node": "trunk", "reason": u["text"].split(" — ")[0], "command": "owed attest --trunk"}
-            for u in unmeasured(state, plan) if u["obligation"][4:] not in genesis]
+    out += [Need(node="trunk", reason=u.text.split(" — ")[0], command="owed attest --trunk")
+            for u in unmeasured(state, plan) if u.obligation[4:] not in genesis]
     return out
 
 
@@ -102,28 +190,27 @@ def waiting_phase(state, node_id: str) -> str | None:
     return "waiting: trunk-red (" + ", ".join(f"{o} on trunk {r[2][:12]}" for o, r in sorted(red.items())) + ")"
 
 
-def check_red(state, plan) -> list[dict]:
-    groups: dict[tuple, dict] = {}
+def check_red(state, plan) -> list[CheckRed]:
+    groups: dict[tuple, CheckRed] = {}
     for n in plan.nodes:
         for ob, r in sorted(waits_for_trunk(state, n.id).items()):
-            g = groups.setdefault((ob, r[2], tuple(r[4])), {"obligation": ob, "trunk": r[2], "names": r[4],
-                                                            "nodes": [], "merge": {}, "probe": {}})
-            g["nodes"].append(n.id)
-            g["merge"][n.id], g["probe"][n.id] = r[0], r[1]
+            g = groups.setdefault((ob, r[2], tuple(r[4])), CheckRed(ob, r[2], r[4], [], {}, {}))
+            g.nodes.append(n.id)
+            g.merge[n.id], g.probe[n.id] = r[0], r[1]
     out = []
     for g in groups.values():
-        t12, shown = g["trunk"][:12], ", ".join(g["names"][:3]) or "no names"
-        g["text"] = f"{g['obligation']} fails on trunk {t12} without {', '.join(g['nodes'])} ({shown})"
-        first = g["nodes"][0]
-        g["options"] = (["fix trunk with a fixing node (the waiting merges resume when trunk moves)"]
-                        + ([f"find the culprit: owed sweep --commit {t12}"] if plan.sweep is not None else [])
-                        + [f"or the owner accepts the merge observation: owed waive {first} {g['obligation']} "
-                           f"--accept-risk {g['merge'][first]} --reason \"<why>\""])
+        t12, shown = g.trunk[:12], ", ".join(g.names[:3]) or "no names"
+        g.text = f"{g.obligation} fails on trunk {t12} without {', '.join(g.nodes)} ({shown})"
+        first = g.nodes[0]
+        g.options = (["fix trunk with a fixing node (the waiting merges resume when trunk moves)"]
+                     + ([f"find the culprit: owed sweep --commit {t12}"] if plan.sweep is not None else [])
+                     + [f"or the owner accepts the merge observation: owed waive {first} {g.obligation} "
+                        f"--accept-risk {g.merge[first]} --reason \"<why>\""])
         out.append(g)
     return out
 
 
-def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = None) -> list[dict]:
+def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = None) -> list[MergeCheck]:
     """`owed why <node>`'s Merge checks: the current candidate's merge-tree failures on the current trunk, a
     trunk-red one with both observation seqs and the parent as discharger, each with its refusal hints."""
     from owed.folds.merge_red import current_red
@@ -136,16 +223,16 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
     for ob, f in sorted(rec.merge_fails.items()):
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq:
             continue
-        row = {"obligation": ob, "obs": f[0], "trunk": f[1], "failed": f[3]}
+        row = MergeCheck(ob, f[0], f[1], list(f[3]))
         agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, f[4])
         o = agg.last_fail if agg is not None else None
         taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
         if taught:
-            row["hints"] = taught
+            row.hints = taught
         if ob in red:
-            row.update(trunkRed=True, probe=red[ob][1], discharger="parent",
-                       hint=f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "
-                            f"or the owner accepts it: owed waive {node_id} {ob} --accept-risk {f[0]} --reason \"<why>\"")
+            row.trunk_red, row.probe, row.discharger = True, red[ob][1], "parent"
+            row.hint = (f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "
+                        f"or the owner accepts it: owed waive {node_id} {ob} --accept-risk {f[0]} --reason \"<why>\"")
         out.append(row)
     return out
 
@@ -216,7 +303,7 @@ def refused_phase(state, plan, node_id: str) -> str | None:
     return "merge refused: " + ", ".join(f"{ob} fails on the merge tree (#{seq})" for ob, seq in refused)
 
 
-def refusal_need(state, plan, node_id: str) -> dict | None:
+def refusal_need(state, plan, node_id: str) -> Need | None:
     """The one command of a standing merge refusal (status Needs you instead of `→ owed merge`)."""
     refused = standing_refusal(state, plan, node_id)
     if not refused:
@@ -227,75 +314,77 @@ def refusal_need(state, plan, node_id: str) -> dict | None:
         cmd = f"owed rebase {node_id} (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
     else:
         cmd = f"owed rebase {node_id}"
-    return {"node": node_id, "reason": f"{refused_phase(state, plan, node_id)} ({again})", "command": cmd}
+    return Need(node=node_id, reason=f"{refused_phase(state, plan, node_id)} ({again})", command=cmd)
 
 
 def merge_check_lines(v) -> list[str]:
     rows = v.merge_checks or []
     out = ["Merge checks:"] if rows else []
     for r in rows:
-        names = f" ({', '.join(r['failed'][:3])})" if r["failed"] else ""
-        out.append(f"  ✘ {r['obligation']} fails on the merge tree (obs #{r['obs']}){names}"
-                   + (f" → {r['discharger']}" if r.get("discharger") else ""))
-        if r.get("hint"):
-            out.append(f"      {r['hint']}")
-        out += [f"      {h}" for h in r.get("hints", ())]
+        names = f" ({', '.join(r.failed[:3])})" if r.failed else ""
+        out.append(f"  ✘ {r.obligation} fails on the merge tree (obs #{r.obs}){names}"
+                   + (f" → {r.discharger}" if r.discharger else ""))
+        if r.hint:
+            out.append(f"      {r.hint}")
+        out += [f"      {h}" for h in r.hints or ()]
     if v.conflicts:
         c = v.conflicts
         out.append("Conflicts (a probe, not evidence): " + " · ".join(
             ([f"with trunk: {', '.join(c['trunk'][:5])}"] if c.get("trunk") else [])
             + [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted(c.get("with", {}).items())]))
     for q in v.lifts_quarantine or []:
-        where = f"{q['node']}/{q['obligation']}" if q.get("node") else q["obligation"]
-        out.append(f"Its merge lifts quarantine of {where}: {', '.join(q['tests'])} (measured without those "
+        where = f"{q.node}/{q.obligation}" if q.node else q.obligation
+        out.append(f"Its merge lifts quarantine of {where}: {', '.join(q.tests)} (measured without those "
                    f"entries: they must pass on its merge tree)")
     for k in v.lifts_known_red or []:
-        out.append(f"Its merge lifts known red inv:{k['invariant']}: {', '.join(k['tests'])} (measured without "
+        out.append(f"Its merge lifts known red inv:{k.invariant}: {', '.join(k.tests)} (measured without "
                    f"that list: they must pass on its merge tree)")
     return out
 
 
-def why_trunk(state, plan, only: str | None = None) -> dict:
+def why_trunk(state, plan, only: str | None = None) -> WhyTrunk:
     """`owed why trunk` (every invariant) or `owed why inv:<id>` (one): the trunk key, its verdict and since."""
     from owed.errors import UnknownNode
 
     ids = [i.id for i in plan.invariants]
     if only is not None and only not in ids:
         raise UnknownNode(f"unknown invariant {only!r} (the plan has: {', '.join(ids) or 'none'})")
-    red = {r["obligation"]: r for r in trunk_red(state, plan)}
-    missing = {u["obligation"]: u for u in unmeasured(state, plan)}
+    red = {r.obligation: r for r in trunk_red(state, plan)}
+    missing = {u.obligation: u for u in unmeasured(state, plan)}
     rows = []
     for inv in plan.invariants:
         if only is not None and inv.id != only:
             continue
         ob, key = f"inv:{inv.id}", state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", ob, key) if key else None
-        row = {"obligation": ob, "key": key, "verdict": agg.verdict if agg else "none",
-               "since": state.trunk_since.get(inv.id), "sinceLabel": since_label(state, state.trunk_since.get(inv.id)),
-               "obs": agg.last.seq if agg and agg.last else None}
+        since = state.trunk_since.get(inv.id)
+        row = TrunkInvariant(ob, key, agg.verdict if agg else "none", since, since_label(state, since),
+                             agg.last.seq if agg and agg.last else None)
         if ob in red:
-            row.update(text=red[ob]["text"], names=red[ob]["names"], options=red[ob]["options"])
+            row.text, row.names, row.options = red[ob].text, red[ob].names, red[ob].options
         elif agg is not None and KR.covers(agg, inv, state):
-            row.update(verdict="known-red", text=KR.text({"invariant": inv.id, "plan": state.plan.seq, "entries": [
-                {"test": t, "fix": f} for t, f in KR.active(state, inv).items()]}))
+            row.verdict = "known-red"
+            row.text = KR.text(KR.KnownRed(inv.id, [KR.Entry(t, f) for t, f in KR.active(state, inv).items()],
+                                           state.plan.seq))
         elif ob in missing:
-            row.update(text=missing[ob]["text"], verdict="none" if missing[ob]["key"] is None else row["verdict"])
+            row.text = missing[ob].text
+            if missing[ob].key is None:
+                row.verdict = "none"
         rows.append(row)
-    return {"view": "trunk", "trunk": state.trunk, "commit": state.trunk_commit, "seq": state.trunk_seq,
-            "invariants": rows, "trunkRed": [{k: r[k] for k in ("obligation", "key", "text")} for r in red.values()
-                                             if only is None or r["obligation"] == f"inv:{only}"]}
+    return WhyTrunk("trunk", state.trunk, state.trunk_commit, state.trunk_seq, rows,
+                    [r.row() for r in red.values() if only is None or r.obligation == f"inv:{only}"])
 
 
-def render_why(v: dict) -> str:
+def render_why(v: WhyTrunk) -> str:
     marks = {"pass": "✔", "fail": "✘", "conflict": "⊤", "none": "⊥", "known-red": "⚠"}
-    out = [f"trunk {v['trunk']} {v['commit'][:12]} (ledger trunk since #{v['seq']})"]
-    for r in v["invariants"]:
-        line = f"  {marks.get(r['verdict'], '?')} {r['obligation']}: {r['verdict']}"
-        if r["key"]:
-            line += f" (key {r['key'][:12]} since {r['sinceLabel']}" + (f", obs #{r['obs']}" if r["obs"] is not None else "") + ")"
+    out = [f"trunk {v.trunk} {v.commit[:12]} (ledger trunk since #{v.seq})"]
+    for r in v.invariants:
+        line = f"  {marks.get(r.verdict, '?')} {r.obligation}: {r.verdict}"
+        if r.key:
+            line += f" (key {r.key[:12]} since {r.since_label}" + (f", obs #{r.obs}" if r.obs is not None else "") + ")"
         out.append(line)
-        if r.get("text"):
-            out.append(f"      {r['text']}")
-        for o in r.get("options", ()):
+        if r.text:
+            out.append(f"      {r.text}")
+        for o in r.options or ():
             out.append(f"      → {o}")
     return "\n".join(out)

@@ -1,6 +1,7 @@
 """Wake facts: what needs the main agent now, the cursor that delivers each fact once, and the wake text.
 
-Pure: the inputs are values (the replayed state and plan, the status record, what the driver's files say);
+Pure: the inputs are values (the replayed state and plan, the status record (views/status.py Status, its
+Needs-you items views/record.py Need), what the driver's files say);
 `driver/watch.py` gathers them and waits for files to change, `owed wait` and the MCP tool `owed_wait` print
 what it returns, and `driver/notify.py` hands each new fact to `drive.notify`.
 
@@ -36,6 +37,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from owed.views.status import Status
 
 DRIVER_VERBS = ("dispatch", "attest", "merge", "rebase", "submit")  # a live driver does these itself
 _CURSOR = re.compile(r"w1\.(-?\d+)\.((?:[0-9a-f]{10})(?:,[0-9a-f]{10})*)?")
@@ -86,11 +91,6 @@ def _touched(state, node: str) -> int:
     return (rec.touched or 0) if rec is not None else state.trunk_seq
 
 
-def _verb(command: str) -> str:
-    parts = command.split()
-    return parts[1] if len(parts) > 1 and parts[0] == "owed" else ""
-
-
 def halt_facts(state) -> list[Fact]:
     out = []
     for node, rec in sorted(state.nodes.items()):
@@ -120,42 +120,42 @@ def notice_facts(state, notices: list[dict]) -> list[Fact]:
     return out
 
 
-def needs_facts(state, status: dict, live: bool) -> list[Fact]:
+def needs_facts(state, status: Status, live: bool) -> list[Fact]:
     """Needs-you items of the status record. A trunk-red item (status `trunkRed`) is keyed by its obligation
     and key only: it wakes once per invariant and key, not again with every merge that leaves it red."""
-    red = {r["text"]: (r["obligation"], r["key"]) for r in status.get("trunkRed", [])}
+    red = {r.text: (r.obligation, r.key) for r in status.trunk_red or ()}
     out = []
-    for item in status.get("needsYou", []):
-        node, reason, command = item["node"], item["reason"], item["command"]
-        if live and _verb(command) in DRIVER_VERBS and not command.startswith("owed attest --genesis"):
+    for item in status.needs_you:
+        node, reason, command = item.node or "", item.reason, item.command
+        if live and item.verb() in DRIVER_VERBS and not command.startswith("owed attest --genesis"):
             continue
         if reason in red:
             out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", *red[reason])))
             continue
-        if _verb(command) == "answer" and item.get("seq") is not None:  # an open question (`owed ask`): once
-            out.append(Fact("question", node, reason, command, fingerprint("question", node, item["seq"])))
+        if item.verb() == "answer" and isinstance(item.seq, int):  # an open question (`owed ask`): once
+            out.append(Fact("question", node, reason, command, fingerprint("question", node, item.seq)))
             continue
-        kind = "trunk-moved" if node == "trunk" and _verb(command) == "adopt" else "needs"
+        kind = "trunk-moved" if node == "trunk" and item.verb() == "adopt" else "needs"
         touched = state.trunk_seq if node == "trunk" else _touched(state, node)
         out.append(Fact(kind, node, reason, command, fingerprint(kind, node, reason, command, touched)))
     return out
 
 
-def trunk_red_facts(state, status: dict) -> list[Fact]:
+def trunk_red_facts(state, status: Status) -> list[Fact]:
     """Invariants red on trunk that the status record lists only under `invariants` (no `trunkRed` entry)."""
-    listed = {r["obligation"] for r in status.get("trunkRed", [])}
+    listed = {r.obligation for r in status.trunk_red or ()}
     out = []
-    for inv in status.get("invariants", []):
-        node = f"inv:{inv['id']}"
-        if inv["verdict"] in ("fail", "conflict") and node not in listed:
-            reason = f"{node} red on trunk (obs #{inv['seq']}); not caused by an open node"
+    for inv in status.invariants:
+        node = f"inv:{inv.id}"
+        if inv.verdict in ("fail", "conflict") and node not in listed:
+            reason = f"{node} red on trunk (obs #{inv.seq}); not caused by an open node"
             command = f"owed why {node} · owed sweep --commit {state.trunk_commit[:12]}"
-            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", node, inv["key"])))
+            out.append(Fact("trunk-red", node, reason, command, fingerprint("trunk-red", node, inv.key)))
     return out
 
 
-def idle_fact(state, status: dict, driver: dict) -> list[Fact]:
-    if status.get("inProgress") or status.get("ready") or status.get("needsYou"):
+def idle_fact(state, status: Status, driver: dict) -> list[Fact]:
+    if status.in_progress or status.ready or status.needs_you:
         return []
     reason = "nothing open and nothing ready"
     if driver.get("live") and driver.get("stay"):
@@ -172,7 +172,7 @@ def exit_fact(driver: dict) -> list[Fact]:
     return [Fact("exit", "", reason, command, fingerprint("exit", ex.get("at"), ex.get("code"), ex.get("reason")))]
 
 
-def facts(state, plan, status: dict, driver: dict) -> list[Fact]:
+def facts(state, plan, status: Status, driver: dict) -> list[Fact]:
     """Every fact standing now, deduplicated by (node, command): halts, the ledger's Needs-you items, invariants
     red on trunk, then the driver's notices (questions and the like), idle, the driver's exit."""
     live = bool(driver.get("live"))

@@ -21,7 +21,11 @@ from owed.errors import UnknownNode
 from owed.globs import match_any
 from owed.measure.logtext import command_line
 from owed.views.driving import wait_phase
-from owed.views.status import Need, Record
+from owed.known_red import Lift as KnownRedLift
+from owed.quarantine import Lift as QuarantineLift
+from owed.views.models import Models
+from owed.views.record import Need, Record
+from owed.views.trunk_red import MergeCheck, WhyTrunk
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -106,6 +110,17 @@ class DowngradeRow(Record):
     note: str | None
 
 
+class SupersededRow(Record):
+    """An execution block a plan update no longer binds: `plan` the first plan entry that changed or removed its
+    check (None: not found among the recorded plans), `reason` how, `check` the check's id."""
+
+    seq: int
+    obligation: str
+    plan: int | None
+    reason: str
+    check: str
+
+
 class GrantRow(Record):
     seq: int
     allowance: int
@@ -147,13 +162,13 @@ class Why(Record):
     cleared: list[ClearedRow]
     untested: list[str]
     downgrades: list[DowngradeRow]
-    superseded: list[dict]
+    superseded: list[SupersededRow]
     granted_writes: list[GrantRow]
     next: list[Need]
-    models: dict | None | UnsetType = UNSET  # views/models.py (set by the op)
-    merge_checks: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
-    lifts_known_red: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why
-    lifts_quarantine: list[dict] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
+    models: Models | None | UnsetType = UNSET  # views/models.py (set by the op)
+    merge_checks: list[MergeCheck] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_known_red: list[KnownRedLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why
+    lifts_quarantine: list[QuarantineLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
     conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
@@ -197,7 +212,7 @@ def _phase(state, plan, node_id: str) -> str:
     return "accepted (merge pending)" if accepted(state, plan, node_id) else f"candidate open (attempt {slot.attempt})"
 
 
-def superseded_blocks(state, plan, rec, plans) -> list[dict]:
+def superseded_blocks(state, plan, rec, plans) -> list[SupersededRow]:
     """Execution blocks that no longer bind because a plan update changed or removed their check, each
     with the first plan entry that did so (`plans(sha)` resolves recorded plans)."""
     from owed.acceptance import superseded
@@ -208,8 +223,7 @@ def superseded_blocks(state, plan, rec, plans) -> list[dict]:
         if reason is None:
             continue
         by = next((p.seq for p in state.plans if p.seq > b.seq and superseded(b, plans(p.sha))), None)
-        out.append({"seq": b.seq, "obligation": b.obligation, "plan": by, "reason": reason,
-                    "check": b.obligation.partition(":")[2] or b.obligation})
+        out.append(SupersededRow(b.seq, b.obligation, by, reason, b.obligation.partition(":")[2] or b.obligation))
     return out
 
 
@@ -293,7 +307,7 @@ def build(state, plan, node_id: str, changed: list[str] | None = None, plans=Non
     )
 
 
-def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
+def _next(state, plan, node_id: str, merged: bool) -> list[Need]:
     """The node's Needs-you items, after the repository's own (they gate every merge) unless it merged."""
     from owed.views.next import next_items
     from owed.views.status import node_needs, trunk_needs
@@ -303,15 +317,15 @@ def _next(state, plan, node_id: str, merged: bool) -> list[dict]:
     return next_items(trunk_needs(state, {}) + node_needs(state, plan, node_id), [node_id])
 
 
-def render(v: Why | dict) -> str:
-    if isinstance(v, dict):  # owed why trunk / why inv:<id> (views/trunk_red.py)
+def render(v: Why | WhyTrunk) -> str:
+    if not isinstance(v, Why):  # owed why trunk / why inv:<id> (views/trunk_red.py)
         from owed.views.trunk_red import render_why
 
         return render_why(v)
     head = f"{v.node}" + (f": {v.title}" if v.title else "") + f" — {v.phase}"
     out = [head]
     if not v.accepted:  # the node's Needs-you items (a driver halt, a decision), as status lists them
-        out += [f"Needs you: {n['reason']} → {n['command']}" for n in v.next or [] if n.get("node")]
+        out += [f"Needs you: {n.reason} → {n.command}" for n in v.next or [] if n.node]
     if v.report:
         out.append("Report (the report run's last lines):")
         out += [f"  {ln}" for ln in v.report.rstrip("\n").splitlines()]
@@ -391,8 +405,8 @@ def _tail_lines(v: Why) -> list[str]:
         out += [f"  #{b.seq} {b.obligation} ({b.kind}, on {b.commit[:12]}): {b.how} (#{b.cleared})" for b in v.cleared]
     if v.superseded:
         out.append("Superseded blocks (no longer bind; no rerun, no waiver):")
-        out += [f"  #{b['seq']} {b['obligation']} superseded by plan #{b['plan']} "
-                f"({'writes' if b['obligation'] == 'writes' else 'check ' + b['check']} {b['reason']})"
+        out += [f"  #{b.seq} {b.obligation} superseded by plan #{b.plan} "
+                f"({'writes' if b.obligation == 'writes' else 'check ' + b.check} {b.reason})"
                 for b in v.superseded]
     if v.untested:
         shown = v.untested[:20]

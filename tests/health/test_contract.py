@@ -106,6 +106,35 @@ def test_mypy_on_the_pure_core():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def _role_strings(tree: ast.AST) -> list[int]:
+    """Lines comparing a principal's role as a string: `role_of(x) == "owner"` / `in (...)`, or
+    `x.startswith("owner:")` for a role."""
+    roles = ("owner", "parent", "writer", "reviewer", "executor")
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare):
+            for side in (n.left, *n.comparators):
+                f = side.func if isinstance(side, ast.Call) else None
+                if (isinstance(f, ast.Attribute) and f.attr == "role_of") or (isinstance(f, ast.Name) and f.id == "role_of"):
+                    out.append(n.lineno)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith" and n.args:
+            a = n.args[0]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.rstrip(":") in roles \
+                    and a.value.endswith(":"):
+                out.append(n.lineno)
+    return out
+
+
+def test_principal_roles_are_checked_through_the_typed_helpers():
+    """owed/ids.py has_role / is_owner / is_parent / … / claims, never a role compared as a string."""
+    bad = {_rel(p): lines for p in files("owed/**/*.py", "driver/**/*.py") if _rel(p) != "owed/ids.py"
+           if (lines := _role_strings(ast.parse(p.read_text())))}
+    assert not bad, f"role string comparisons (use owed/ids.py helpers): {bad}"
+    seen = _role_strings(ast.parse('if P.role_of(by) != "owner": pass\nif role_of(x) in ("a",): pass\n'
+                                   'ok = by.startswith("parent:")\n'))
+    assert seen == [1, 2, 3]
+
+
 def test_no_test_double_in_the_shipped_package():
     shipped = [p for p in files("owed/**/*.py", "driver/**/*.py", "runner/**/*.py") if "STANDIN" in p.read_text()]
     assert not shipped, shipped

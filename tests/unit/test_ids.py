@@ -26,6 +26,31 @@ def test_principals_outside_the_roles_are_refused_and_owner_is_a_role_not_a_pref
     assert ids.has_role("writer:a#1", "writer") and not ids.has_role("writer:a#1", "reviewer")
 
 
+def test_role_helpers_take_several_roles_and_claims_reads_an_unparsed_as():
+    assert ids.has_role("parent:cli", "parent", "owner") and ids.has_role("owner:x", "parent", "owner")
+    assert not ids.has_role("writer:a#1", "parent", "owner") and not ids.has_role("parent", "parent")
+    assert ids.is_parent("parent:drive") and ids.is_writer("writer:a#1") and ids.is_reviewer("reviewer:r")
+    assert not ids.is_reviewer("writer:a#1") and not ids.is_parent("parentx:y")
+    # `--as owner` (no id) claims the owner, so its parse refuses it as a usage error, not a role refusal.
+    assert ids.claims("owner", "owner") and ids.claims("owner:x", "owner", "parent")
+    assert not ids.claims("writer:a#1", "owner") and not ids.is_owner("owner")
+
+
+def test_a_bare_owner_as_is_a_usage_error_not_a_refusal(tmp_path):
+    """planning's downgrade branch reads `--as` before parsing it: `--as owner` (no id) claims the owner and is
+    refused as a bad principal (exit 2), while a parent's downgrade without an allowance is refused (exit 1)."""
+    from tests.conftest import QUICKSTART_PLAN, make_repo
+    from tests.helpers.cli import run_in_process
+
+    repo = make_repo(tmp_path / "repo")
+    assert run_in_process(["init", "plan.yaml"], repo).returncode == 0
+    (repo / "eased.yaml").write_text(QUICKSTART_PLAN.replace("count: 1", "count: 0"))
+    bare = run_in_process(["plan", "eased.yaml", "--as", "owner", "--note", "easier"], repo)
+    assert bare.returncode == 2 and "bad principal 'owner'" in bare.stderr, bare.stderr
+    parent = run_in_process(["plan", "eased.yaml", "--as", "parent:p", "--note", "easier"], repo)
+    assert parent.returncode == 1 and "need the owner" in parent.stderr, parent.stderr
+
+
 def test_obligation_ids_round_trip():
     for kind, ident in [("check", "unit:fast"), ("inv", "tree"), ("writes", ""), ("evidence", "shot")]:
         ob = ids.obligation(kind, ident)

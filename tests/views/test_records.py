@@ -58,3 +58,70 @@ def test_status_why_brief_report_and_metrics_are_camel_case_structs(tmp_path):
     item = msgspec.to_builtins(ItemRow("review", "D", "missing", "k", discharger="reviewer"))
     assert item == {"obligation": "review", "mark": "D", "status": "missing", "key": "k", "discharger": "reviewer"}
     assert "parentActs" in msgspec.to_builtins(got["metrics"])
+
+
+def _halted_and_asking():
+    from owed.state import Cand, NodeRec, QuestionRec, ReviewRec, Slot, State
+
+    cand = Cand(seq=4, commit="c" * 40, base="b" * 40, keys={"review": "k1"}, model="anthropic/claude-x:thinking")
+    slot = Slot(node="a", attempt=1, base="b" * 40, branch="owed/a/1", worktree="/w", seq=3, by="parent:drive",
+                cand=cand)
+    rec = NodeRec(slot=slot, halt=9, halt_reason="repairs exhausted", halt_needs="owner",
+                  questions=[QuestionRec(seq=7, qid="q1", rid="r1", role="writer", by="writer:w", text="which port?")],
+                  reviews=[ReviewRec(seq=5, by="reviewer:r1", attempt=1, key="k1", obligation="review", verdict="ok",
+                                     rank=2, note="read", model="anthropic/claude-x")])
+    st = State(seq=9, trunk="main", trunk_commit="ab" * 20, trunk_seq=1)
+    st.nodes["a"] = rec
+    return st
+
+
+def test_needs_you_items_are_one_need_struct_and_keep_their_json_bytes():
+    """A halt carries seq and needs, a question seq and qid, `next` drops them (and the repository's node)."""
+    from owed.views.driving import with_halt
+    from owed.views.next import next_items
+    from owed.views.record import Need
+
+    got = with_halt(_halted_and_asking(), "a", [Need(node="a", reason="accepted", command="owed merge a")])
+    assert all(type(n) is Need for n in got)
+    assert msgspec.json.encode(got) == (
+        b'[{"node":"a","reason":"asking: which port? (#7)","command":"owed answer a --qid q1 \\"\xe2\x80\xa6\\"",'
+        b'"seq":7,"qid":"q1"},'
+        b'{"node":"a","reason":"repairs exhausted (halt #9)","command":"owed resume a --note \\"...\\"",'
+        b'"seq":9,"needs":"owner"}]')
+    repo = Need(node="trunk", reason="genesis invariants not measured (t)", command="owed attest --genesis")
+    assert msgspec.json.encode(next_items([*got, repo], [])) == (
+        b'[{"reason":"genesis invariants not measured (t)","command":"owed attest --genesis"},'
+        b'{"node":"a","reason":"asking: which port? (#7)","command":"owed answer a --qid q1 \\"\xe2\x80\xa6\\""},'
+        b'{"node":"a","reason":"repairs exhausted (halt #9)","command":"owed resume a --note \\"...\\""}]')
+
+
+def test_why_models_is_a_struct_with_the_documented_keys():
+    from owed.views import models
+
+    plan = parse_plan(PLAN.replace("greet", "a"))
+    v = models.view(_halted_and_asking(), plan, "a")
+    assert isinstance(v, models.Models)
+    assert msgspec.json.encode(v) == (
+        b'{"writer":"anthropic/claude-x:thinking","reviewers":[{"by":"reviewer:r1","seq":5,'
+        b'"model":"anthropic/claude-x"}],"same":["reviewer:r1"],"accepted":false,"shown":true}')
+    assert models.lines(v)[0] == "Models: writer anthropic/claude-x:thinking · reviewer:r1 anthropic/claude-x"
+
+
+def test_trunk_red_rows_merge_checks_and_why_trunk_are_structs():
+    """status trunkRed / knownRed, why's mergeChecks and `why trunk`: Structs whose JSON keys are the documented
+    ones, in order (optional parts left out)."""
+    from owed.known_red import Entry, KnownRed
+    from owed.views.trunk_red import MergeCheck, TrunkInvariant, TrunkRed, WhyTrunk
+
+    red = TrunkRed("inv:unit", "k1", 7, ["t1"], 8, "inv:unit red", ["fix it"])
+    assert msgspec.json.encode(red.row()) == b'{"obligation":"inv:unit","key":"k1","text":"inv:unit red"}'
+    assert msgspec.json.encode(KnownRed("unit", [Entry("t1", "fix")], 3)) == (
+        b'{"invariant":"unit","entries":[{"test":"t1","fix":"fix"}],"plan":3}')
+    row = MergeCheck("check:c", 11, "ab" * 20, ["t2"])
+    assert msgspec.json.encode(row) == b'{"obligation":"check:c","obs":11,"trunk":"' + b"ab" * 20 + b'","failed":["t2"]}'
+    row.trunk_red, row.probe, row.discharger, row.hint = True, 12, "parent", "h"
+    assert msgspec.json.encode(row).endswith(b'"failed":["t2"],"trunkRed":true,"probe":12,"discharger":"parent","hint":"h"}')
+    inv = TrunkInvariant("inv:unit", "k1", "fail", 7, "merge #7 (a)", 8, text="inv:unit red")
+    doc = msgspec.to_builtins(WhyTrunk("trunk", "main", "ab" * 20, 7, [inv], [red.row()]))
+    assert list(doc) == ["view", "trunk", "commit", "seq", "invariants", "trunkRed"]
+    assert list(doc["invariants"][0]) == ["obligation", "key", "verdict", "since", "sinceLabel", "obs", "text"]

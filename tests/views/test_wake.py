@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from msgspec import UNSET
+
 from owed.state import NodeRec, Slot, State
 from owed.views import wake
+from owed.views.record import Need
+from owed.views.status import InvariantRow, Progress, Status, Summary
+from owed.views.trunk_red import TrunkRedRow
 
 
 def _state(**nodes) -> State:
@@ -20,8 +25,18 @@ def _halted(reason="writer run exited 3 without a candidate", touched=None, comm
                    halt=9, halt_reason=reason, halt_command=command, touched=touched)
 
 
+def _status(needs=(), in_progress=(), invariants=(), trunk_red=None) -> Status:
+    """A status record with only the parts wake reads filled in."""
+    return Status(summary=Summary(0, len(in_progress), len(needs), "main", "ab" * 20, 0, len(invariants)),
+                  entries=21, head=None, plan=None, needs_you=[Need(**n) for n in needs],
+                  in_progress=[Progress(n, "writing") for n in in_progress], debt=[], ready=[], waiting=[], later=[],
+                  merged=[], invariants=[InvariantRow(**i) for i in invariants], trunk_worktree=None, merge_queue=[],
+                  merge_waiting={}, merge_batch=[], next=[],
+                  trunk_red=[TrunkRedRow(**r) for r in trunk_red] if trunk_red is not None else UNSET)
+
+
 LIVE = {"live": True, "notices": []}
-BUSY = {"needsYou": [], "inProgress": [{"node": "a"}], "ready": [], "invariants": []}
+BUSY = _status(in_progress=["a"])
 
 
 def test_a_halt_wakes_once_then_again_only_when_its_text_changed_or_someone_acted_on_the_node():
@@ -49,21 +64,19 @@ def test_resolved_facts_are_dropped_before_delivery_and_leave_the_cursor():
 
 
 def test_a_live_driver_does_dispatch_attest_and_merge_itself_but_decisions_wake():
-    status = {"needsYou": [{"node": "a", "reason": "ready", "command": "owed dispatch a"},
-                           {"node": "b", "reason": "accepted", "command": "owed merge b"},
-                           {"node": "c", "reason": "owner approval", "command": "owed approve c --candidate 0123"}],
-              "inProgress": [{"node": "b"}], "ready": [], "invariants": []}
+    status = _status([{"node": "a", "reason": "ready", "command": "owed dispatch a"},
+                      {"node": "b", "reason": "accepted", "command": "owed merge b"},
+                      {"node": "c", "reason": "owner approval", "command": "owed approve c --candidate 0123"}], ["b"])
     assert [f.node for f in wake.facts(_state(), None, status, LIVE)] == ["c"]
     assert [f.node for f in wake.facts(_state(), None, status, {"live": False})] == ["a", "b", "c"]
 
 
 def test_trunk_red_idle_and_the_driver_exit_are_facts():
-    status = {"needsYou": [], "inProgress": [], "ready": [],
-              "invariants": [{"id": "unit", "key": "k1", "verdict": "fail", "seq": 7}]}
+    status = _status(invariants=[{"id": "unit", "key": "k1", "verdict": "fail", "seq": 7}])
     exit_ = {"event": "exit", "code": 0, "reason": "idle", "at": "2026-01-01T00:00:00.000Z"}
     fs = wake.facts(_state(), None, status, {"live": False, "exit": exit_})
     assert [f.kind for f in fs] == ["trunk-red", "exit"]
-    status["invariants"] = []
+    status.invariants = []
     fs = wake.facts(_state(), None, status, {"live": False, "exit": exit_})
     assert [f.kind for f in fs] == ["idle", "exit"]
     text = wake.notice(fs, ["a", "b"], {"live": False, "exit": exit_}, 0)
@@ -91,23 +104,23 @@ def test_cursor_round_trip():
 
 def test_a_trunk_red_invariant_wakes_once_per_invariant_and_key_and_its_driver_notice_is_the_same_fact():
     text = "inv:unit red on trunk since merge #7 (t1); not caused by any open node"
-    status = {"needsYou": [{"node": "trunk", "reason": text, "command": "owed edit --invariant unit ... · owed sweep"}],
-              "trunkRed": [{"obligation": "inv:unit", "key": "k1", "text": text}], "inProgress": [], "ready": []}
+    status = _status([{"node": "trunk", "reason": text, "command": "owed edit --invariant unit ... · owed sweep"}],
+                     trunk_red=[{"obligation": "inv:unit", "key": "k1", "text": text}])
     notice = {"node": "inv:unit", "reason": text, "command": "owed sweep", "seq": 19}
     st = _state()
     fs = wake.facts(st, None, status, {"live": True, "notices": [notice]})
     assert [(f.kind, f.node) for f in fs] == [("trunk-red", "trunk")]
     new, cur = wake.deliver(fs, None, 20)
     st.trunk_seq = 25  # another merge: still red on the same key, and the text says a later merge
-    status["needsYou"][0]["reason"] = status["trunkRed"][0]["text"] = text.replace("#7", "#25")
+    status.needs_you[0].reason = status.trunk_red[0].text = text.replace("#7", "#25")
     assert wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 26)[0] == []
-    status["trunkRed"][0]["key"] = "k2"  # a new key (the invariant changed): a new fact
+    status.trunk_red[0].key = "k2"  # a new key (the invariant changed): a new fact
     assert len(wake.deliver(wake.facts(st, None, status, {"live": True}), cur, 27)[0]) == 1
 
 
 def test_an_open_question_wakes_once_beside_the_halt_and_drops_out_when_answered():
-    status = {"needsYou": [{"node": "a", "reason": "asking: which port? (#14)", "command": "owed answer a --qid q1 \"…\"",
-                            "seq": 14, "qid": "q1"}], "inProgress": [{"node": "a"}], "ready": []}
+    status = _status([{"node": "a", "reason": "asking: which port? (#14)", "command": "owed answer a --qid q1 \"…\"",
+                       "seq": 14, "qid": "q1"}], ["a"])
     st = _state(a=_halted())
     fs = wake.facts(st, None, status, LIVE)
     assert [(f.kind, f.command) for f in fs] == [("halt", "owed resume a --note \"...\""),
@@ -116,5 +129,5 @@ def test_an_open_question_wakes_once_beside_the_halt_and_drops_out_when_answered
     st.nodes["a"].touched = 17  # another entry on the node: the question is the same fact
     st.nodes["a"].halt = None
     assert wake.deliver(wake.facts(st, None, status, LIVE), cur, 21)[0] == []
-    status["needsYou"] = []  # answered
+    status.needs_you = []  # answered
     assert wake.facts(st, None, status, LIVE) == []
