@@ -23,10 +23,11 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 20  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 21  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
+# 21: State.merge_members (a batch member's own link for sweeps, why), ObsAgg repeat pooling (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -310,6 +311,7 @@ class State(msgspec.Struct, kw_only=True):
     rules: list[RuleRec] = []
     merges: list[int] = []
     merge_nodes: dict[int, str] = {}  # merge seq -> node
+    merge_members: dict[int, list[str]] = {}  # merge seq of a batch member -> the batch's members (landing order)
     first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]

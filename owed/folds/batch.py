@@ -110,6 +110,7 @@ def fold_member(state: State, e: E.Merge, plan) -> None:
         set_trunk_keys(state, dict(e.invariants), e.seq, plan)
     state.merges.append(e.seq)
     state.merge_nodes[e.seq] = e.node
+    state.merge_members[e.seq] = list(e.members)
     t.done += 1
     if t.done == len(t.members):
         _land(state, t)

@@ -49,7 +49,9 @@ def _trunk_red_since(state, ob: str, name: str) -> str | None:
         return None
     since = state.trunk_since.get(iid, agg.last_fail.seq)
     merges = [m for m in state.merges if m <= since]
-    after = f" (after merge #{merges[-1]} {state.merge_nodes[merges[-1]]})" if merges else ""
+    from owed.views.trunk_red import merge_who
+
+    after = f" (after merge #{merges[-1]} {merge_who(state, merges[-1])})" if merges else ""
     return f"{name}: trunk red since #{since}{after}; fix trunk before retrying"
 
 

@@ -33,8 +33,14 @@ def since_label(state, seq: int | None) -> str:
     if seq in state.refreshes:
         return f"refresh #{seq}"
     if seq in state.merge_nodes:
-        return f"merge #{seq} ({state.merge_nodes[seq]})"
+        return f"merge #{seq} ({merge_who(state, seq)})"
     return f"adopt #{seq}"
+
+
+def merge_who(state, seq: int) -> str:
+    """Who merge #seq landed: its node, or a batch as one unit (`batch a, b, c`: trunk moved once for all)."""
+    members = state.merge_members.get(seq)
+    return f"batch {', '.join(members)}" if members else state.merge_nodes[seq]
 
 
 def _names(agg) -> list[str]:

@@ -43,3 +43,14 @@ def test_a_name_failing_on_the_current_trunk_key_reads_trunk_red_since():
     out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], ["a/x.py"])
     assert f"old_failure: trunk red since #{r.seq}; fix trunk before retrying" in out, out
     assert not [h for h in out if "pass on trunk" in h]  # no pass on the trunk key: no delta line
+
+
+def test_a_landed_batch_is_named_as_one_unit_on_trunk():
+    """Trunk moved once for a batch: `red on trunk since merge #S` names the batch, not its leader alone."""
+    from owed.state import State
+    from owed.views.trunk_red import merge_who, since_label
+
+    st = State(merges=[5, 6, 7, 9], merge_nodes={5: "a", 6: "b", 7: "c", 9: "d"},
+               merge_members={5: ["a", "b", "c"], 6: ["a", "b", "c"], 7: ["a", "b", "c"]})
+    assert since_label(st, 5) == "merge #5 (batch a, b, c)" and merge_who(st, 7) == "batch a, b, c"
+    assert since_label(st, 9) == "merge #9 (d)"
