@@ -193,6 +193,10 @@ def _executed_item(state: State, plan, node, node_id: str, obligation: str, key:
     item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
     if status in ("waiting", "remeasure"):
         item.hint = _wait_hint(state, node_id, status)
+    elif status in ("measured", "failed"):
+        from owed.pooling import tally
+
+        item.hint = tally(state.agg(node_id, obligation, key))  # a repeating key whose runs pooled
     if status == "quarantined" and mine:  # failures recorded before their quarantine: owed once measured again
         return Item(obligation=obligation, key=key, mark="D", status="blocked", discharger="executor", obs=obs,
                     blocks=ids, hint=f"failures recorded before their quarantine bind until measured again: "

@@ -23,11 +23,11 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 21  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 22  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
-# 21: State.merge_members (a batch member's own link for sweeps, why), ObsAgg repeat pooling (trunk)
+# 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -114,11 +114,18 @@ class ObsAgg(_S):
     last: ObsRec | None = None
     last_pass: ObsRec | None = None
     last_fail: ObsRec | None = None
+    pool: list[int] = []  # [runs, need] of the item's `repeat` (owed/pooling.py): its runs pool
+    run_passes: int = 0  # passing runs of every pass/fail observation on the key
+    run_fails: int = 0
 
     @property
     def verdict(self) -> str:
-        """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key)."""
+        """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key) — unless the item repeats:
+        then its runs pool, pass iff passing runs × runs ≥ need × all runs (owed/pooling.py)."""
         if self.passes and self.fails:
+            if self.pool:
+                n, k = self.pool
+                return "pass" if self.run_passes * n >= k * (self.run_passes + self.run_fails) else "fail"
             return "conflict"
         if self.passes:
             return "pass"

@@ -10,6 +10,7 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
   `<name>: trunk red since #S (after merge #M <node>); fix trunk before retrying`;
 - per failing name with pass and fail evidence on the same key: `known intermittent: <name> passed and
   failed on this key (#pass, #fail)`; anonymous failures add neither named hint;
+- a repeating item whose key has pass and fail votes: `<ob>: repeat pools N runs on this key: P passed (…)`;
 - per name of at least six characters that an open, accepted or ready node names verbatim in its title,
   brief, a check command or a tests glob: `fix candidate: <node> (<phase>) — owed resume <node> --after <it>`.
 """
@@ -65,6 +66,11 @@ def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) 
                 out.append(f"{ob}: pass on trunk {state.trunk_commit[:12]} (#{t.last_pass.seq}) → fail on merge tree "
                            f"{o.commit[:12]} (#{o.seq}){_diff(changed)}")
         agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        from owed.pooling import tally
+
+        pooled = tally(agg)
+        if pooled:
+            out.append(f"{ob}: {pooled}; more passing runs decide it: owed attest {node_id} --remeasure")
         for name in sorted(o.failed)[:3]:
             red = _trunk_red_since(state, ob, name)
             if red:
