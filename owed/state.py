@@ -23,11 +23,12 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 22  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 23  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
-# 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling (trunk)
+# 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
+# State.history (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -102,6 +103,7 @@ class ObsRec(_S):
     format: str | None = None  # the counts' format (tap, junit, …): quarantine excuses only plain TAP failures
     waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
     grant_refused: list[str] = []  # writes: the paths of obs.grant_refused (closure/overlap refusals, 0.22)
+    signatures: dict[str, str] = {}  # failing name -> `v2|…` signature (obs.signatures, 0.20.1)
 
 
 class ObsAgg(_S):
@@ -323,6 +325,10 @@ class State(msgspec.Struct, kw_only=True):
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
     retries: dict[int, list] = {}  # remeasure_on: failing obs seq -> [item id, seq of its automatic retry or None]
+    # "subject\x1fobligation" -> its last HISTORY pass/fail observations, oldest first: [seq, "pass"|"fail", key,
+    # merging or "", probe or "", {failed name: signature or ""}] — the refusal hints' older trees and
+    # uninterrupted trunk runs (owed/views/refusal_hints.py); batch votes are not in it.
+    history: dict[str, list[list]] = {}
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect
@@ -360,6 +366,9 @@ class State(msgspec.Struct, kw_only=True):
         """Invariants with no verdict (pass or fail) on their genesis key: merges and adoptions wait."""
         return sorted(i for i, k in self.genesis_keys.items()
                       if not ((a := self.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails)))
+
+
+HISTORY = 20  # observations kept per (subject, obligation) in State.history
 
 
 def item_id(subject: str, obligation: str, key: str) -> str:

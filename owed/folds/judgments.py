@@ -30,7 +30,7 @@ def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
                  failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],
-                 format=c.format if c else None)
+                 format=c.format if c else None, signatures=dict(e.signatures))
     iid = iid or item_id(e.subject, e.obligation, e.key)
     agg = state.obs.get(iid)
     if agg is None:
@@ -50,7 +50,19 @@ def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec
     agg.last = rec
     if plan is not None and e.verdict in ("pass", "fail"):
         _pool(agg, e, plan)
+        if e.batch is None:
+            _remember(state, e)
     return rec
+
+
+def _remember(state: State, e: E.Obs) -> None:
+    """State.history: the last observations of this subject and obligation, for the refusal hints."""
+    from owed.state import HISTORY
+
+    rows = state.history.setdefault(f"{e.subject}\x1f{e.obligation}", [])
+    rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
+                 {n: e.signatures.get(n, "") for n in e.failed}])
+    del rows[:-HISTORY]
 
 
 def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:
@@ -90,6 +102,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, "only the executor (executor:owed) records observations")
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
+    if e.signatures:
+        _check_signatures(e)
     if e.batch is not None:  # a batch's vote (owed/folds/batch.py)
         return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
@@ -140,6 +154,16 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
                                 by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
                                 note=e.note, defn=defn))
+
+
+def _check_signatures(e: E.Obs) -> None:
+    """obs.signatures (0.20.1): on a failing observation, a `v2|` signature per failing name it lists."""
+    if e.verdict != "fail":
+        raise refuse(e, "signatures belong to a failing observation")
+    if not set(e.signatures) <= set(e.failed) or len(e.signatures) > 50:
+        raise refuse(e, "signatures name failing tests of the observation (at most 50)")
+    if any(not v.startswith("v2|") or len(v) > 1000 for v in e.signatures.values()):
+        raise refuse(e, "a failure signature is `v2|<error>|<frame>|<expected>|<actual>` (at most 1000 characters)")
 
 
 def _fold_attribution(state: State, e: E.Obs, plan) -> None:
