@@ -98,6 +98,8 @@ def test_repeat_pools_the_retry_and_remeasures_votes_without_the_owner(tmp_path,
     # 1 of 3 runs passed: 1×2 < 1×3 — the pool says fail (not ⊤: no owner decision is asked for).
     assert "inv:net: repeat pools 3 runs on this key: 1 passed (1×2 < 1×3: fail)" in r.stderr, r.stderr
     assert "owed attest x --remeasure" in r.stderr and "needs the owner" not in r.stderr
+    st = owed("status").stdout
+    assert f"x: merge refused: inv:net fails on the merge tree (#{first['seq']})" in st, st  # not → owed merge
     r = owed("attest", "x", "--remeasure", "--json")
     assert r.returncode == 0, r.stdout + r.stderr  # 2 of 4 runs passed: 2×2 ≥ 1×4
     assert json.loads(r.stdout)["pooled"] == {"inv:net": "repeat pools 4 runs on this key: 2 passed (2×2 ≥ 1×4: pass)"}
