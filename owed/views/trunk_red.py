@@ -148,6 +148,8 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
         taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
         if taught:
             row["hints"] = taught
+        if o is not None and o.signatures:
+            row["signatures"] = dict(o.signatures)  # what the hints compared (owed/measure/signatures.py)
         if ob in red:
             row.update(trunkRed=True, probe=red[ob][1], discharger="parent",
                        hint=f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "

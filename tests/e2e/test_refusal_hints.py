@@ -83,4 +83,9 @@ def test_failure_signatures_tell_trunks_own_error_from_a_different_one(tmp_path,
     assert f"net_probe: same test failed on older trees (different error) (#{g['seq']})" in r.stderr
     w = owed("why", "x").stdout
     assert f"net_probe: same test failed on older trees (different error) (#{g['seq']})" in w, w
+    import json
+
+    checks = json.loads(owed("why", "x", "--json").stdout)["mergeChecks"]
+    assert checks[0]["signatures"] == {"net_probe": "v2|KeyError 'host' (after <dur>)|||",
+                                       "parser_edge": "v2|bad token (after <dur>)|||"}
     assert owed("verify").returncode == 0
