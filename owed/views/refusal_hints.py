@@ -10,7 +10,8 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
   (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b); fix
   trunk before retrying`, S the first observation of the uninterrupted same-signature run on trunk;
 - per failing name with pass and fail evidence on the same key (the failure's signature matching):
-  `known intermittent: <name> passed and failed on this key (#pass, #fail)`;
+  `known intermittent: <name> passed and failed on this key (#pass, #fail)`, else on the current trunk key
+  of the invariant: `… on trunk's key (#pass, #fail)`;
 - else per failing name that failed on older trees (other keys: trunk, other nodes' merge trees, trunk
   probes — never the node's own trees): `<name>: same test failed on older trees (#a, #b, #c)`, or
   `… (different error) (#…)` when each of those failures has another signature (State.history, the last 20
@@ -87,6 +88,17 @@ def _trunk_red_since(state, ob: str, name: str, sig: str | None) -> str | None:
     return f"{name}: trunk red since #{since}{after}; fix trunk before retrying"
 
 
+def _flaky(agg, name: str, sig: str | None) -> bool:
+    """One key with pass and failure evidence for this test, its failure the same error (when both signed)."""
+    return (agg is not None and agg.passes and agg.fails and agg.last_pass is not None and agg.last_fail is not None
+            and name in agg.last_fail.failed and not _differ(sig, agg.last_fail.signatures.get(name)))
+
+
+def _trunk_agg(state, ob: str):
+    key = state.trunk_keys.get(ob[4:]) if ob.startswith("inv:") else None
+    return state.agg("trunk", ob, key) if key else None
+
+
 def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
     """`<name>: same test failed on older trees (#a, #b, #c)` (newest first, at most three), `(different error)`
     when every such failure has another signature. The node's own trees are no independent evidence: its
@@ -127,10 +139,11 @@ def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) 
             red = _trunk_red_since(state, ob, name, sig)
             if red:
                 out.append(red)
-            elif (agg is not None and agg.passes and agg.fails and agg.last_pass is not None
-                  and agg.last_fail is not None and name in agg.last_fail.failed
-                  and not _differ(sig, agg.last_fail.signatures.get(name))):
+            elif _flaky(agg, name, sig):
                 out.append(f"known intermittent: {name} passed and failed on this key (#{agg.last_pass.seq}, #{o.seq})")
+            elif _flaky(trunk := _trunk_agg(state, ob), name, sig):
+                out.append(f"known intermittent: {name} passed and failed on trunk's key (#{trunk.last_pass.seq}, "
+                           f"#{trunk.last_fail.seq})")
             elif older := _older_trees(state, node_id, ob, key, name, sig):
                 out.append(older)
             if len(name) < 6:

@@ -113,3 +113,21 @@ def test_intermittent_needs_the_same_error_and_the_nodes_own_trees_are_no_eviden
     assert out == [f"flaky_one: same test failed on older trees (#{probe.seq})"], out
     out = hints(b.state, b.plan, "a", [("check:t", "k" * 64, mine)], None)
     assert any(h.startswith("known intermittent: flaky_one") for h in out)  # its own key: still intermittent
+
+
+def test_a_flaky_trunk_key_makes_the_same_error_intermittent_and_another_error_not():
+    b = _trunk_book()
+    tc = b.state.trunk_commit
+    f = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=tc, sigs={"t1": SIG_A})
+    p = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=tc)  # latest on trunk: a pass
+    b.dispatch("a")
+    b.submit("a", "c1")
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), sigs={"t1": SIG_A})
+    same = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, same)], None)
+    assert f"known intermittent: t1 passed and failed on trunk's key (#{p.seq}, #{f.seq})" in out, out
+    _obs(b, "trunk", "inv:u", "d" * 64, "fail", ("t1",), sigs={"t1": SIG_B})
+    other = b.state.agg("trunk", "inv:u", "d" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "d" * 64, other)], None)
+    assert not [h for h in out if "intermittent" in h]
+    assert f"t1: same test failed on older trees (different error) (#{f.seq})" in out, out
