@@ -60,6 +60,7 @@ def check_defn(check, plan) -> str:
 
     spec = msgspec.to_builtins(check)
     spec.pop("on_timeout", None)  # diagnostics only
+    spec.pop("quarantine", None)  # an excuse list, no definition: its blocks are measured again, not superseded
     return digest({"check": spec, "setup": plan.setup, "exec": exec_part(plan)})
 
 
@@ -192,6 +193,14 @@ def _executed_item(state: State, plan, node, node_id: str, obligation: str, key:
     item = Item(obligation=obligation, key=key, mark=mark, status=status, discharger=who, obs=obs, blocks=ids)
     if status in ("waiting", "remeasure"):
         item.hint = _wait_hint(state, node_id, status)
+    elif status in ("measured", "failed"):
+        from owed.pooling import tally
+
+        item.hint = tally(state.agg(node_id, obligation, key))  # a repeating key whose runs pooled
+    if status == "quarantined" and mine:  # failures recorded before their quarantine: owed once measured again
+        return Item(obligation=obligation, key=key, mark="D", status="blocked", discharger="executor", obs=obs,
+                    blocks=ids, hint=f"failures recorded before their quarantine bind until measured again: "
+                                     f"owed attest {node_id} (the quarantine excuses them then)")
     if mark == "E" and mine:
         flaky = any(b.flaky is not None for b in mine)
         item = Item(obligation=obligation, key=key, mark="D", status="blocked",

@@ -172,6 +172,7 @@ class Obs(Entry, tag="obs"):
     auto_remeasure: int | None = None  # the automatic same-key retry of that failing observation (its seq)
     grant_refused: tuple[GrantRefusal, ...] = ()  # writes: covered paths refused by closure/overlap (0.22)
     batch: BatchRef | None = None  # a vote of this batch only (owed/folds/batch.py)
+    signatures: dict[str, str] = {}  # failing test name -> `v2|…` failure signature (owed/measure/signatures.py)
 
 
 class Review(Entry, tag="review"):

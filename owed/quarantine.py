@@ -8,6 +8,7 @@ failing test names excluded until their fix node merges (pure).
   whose fix is not `node` (the fix's own candidate and merge are measured without its entries, so they must
   repair those tests) and enough remaining tests (passed ≥ max(min_tests, 1)). Then the item is W
   (`quarantined`): satisfied, never a measured pass, and no execution block is recorded.
+- `remeasure_due(state, plan, block)`: a failure recorded before its quarantine is measured again, not repaired.
 - `view(state, plan)`: the debt status/brief list (Quarantined: `{obligation, node?, entries: [{test, fix}],
   plan}`), `lifts(state, plan, node)`: what a fix's merge lifts (Lift: `{obligation, node?, tests}`).
 """
@@ -56,6 +57,16 @@ def excused(o, spec, plan, state, node: str | None) -> bool:
     if o.passed < max(spec.min_tests or 1, 1):
         return False
     return all(t in q and q[t] != node for t in o.failed)
+
+
+def remeasure_due(state, plan, block) -> bool:
+    """A block on the current candidate's own key whose failure a quarantine added since excuses: measured
+    again (the attribution rerun on that key) instead of asking the writer for a repair (0.20: measure
+    again, not invalidate)."""
+    node = plan.node(block.node)
+    check = next((c for c in node.checks if f"check:{c.id}" == block.obligation), None) if node else None
+    agg = state.agg(block.node, block.obligation, block.key)
+    return check is not None and agg is not None and excused(agg.last_fail, check, plan, state, block.node)
 
 
 def owned_failing(o, spec, state, node: str) -> list[str]:

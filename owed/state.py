@@ -23,10 +23,12 @@ import msgspec
 
 from owed.canon import ZERO_HASH
 
-STATE_VERSION = 20  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 23  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
+# 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
+# State.history (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -101,6 +103,7 @@ class ObsRec(_S):
     format: str | None = None  # the counts' format (tap, junit, …): quarantine excuses only plain TAP failures
     waits: dict[str, int] = {}  # writes, overlap-only: the waited open slots (node -> attempt) (owed/waits.py)
     grant_refused: list[str] = []  # writes: the paths of obs.grant_refused (closure/overlap refusals, 0.22)
+    signatures: dict[str, str] = {}  # failing name -> `v2|…` signature (obs.signatures, 0.20.1)
 
 
 class ObsAgg(_S):
@@ -113,11 +116,18 @@ class ObsAgg(_S):
     last: ObsRec | None = None
     last_pass: ObsRec | None = None
     last_fail: ObsRec | None = None
+    pool: list[int] = []  # [runs, need] of the item's `repeat` (owed/pooling.py): its runs pool
+    run_passes: int = 0  # passing runs of every pass/fail observation on the key
+    run_fails: int = 0
 
     @property
     def verdict(self) -> str:
-        """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key)."""
+        """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key) — unless the item repeats:
+        then its runs pool, pass iff passing runs × runs ≥ need × all runs (owed/pooling.py)."""
         if self.passes and self.fails:
+            if self.pool:
+                n, k = self.pool
+                return "pass" if self.run_passes * n >= k * (self.run_passes + self.run_fails) else "fail"
             return "conflict"
         if self.passes:
             return "pass"
@@ -310,10 +320,15 @@ class State(msgspec.Struct, kw_only=True):
     rules: list[RuleRec] = []
     merges: list[int] = []
     merge_nodes: dict[int, str] = {}  # merge seq -> node
+    merge_members: dict[int, list[str]] = {}  # merge seq of a batch member -> the batch's members (landing order)
     first_dispatch: dict[str, int] = {}  # node -> seq of its first dispatch
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
     retries: dict[int, list] = {}  # remeasure_on: failing obs seq -> [item id, seq of its automatic retry or None]
+    # "subject\x1fobligation" -> its last HISTORY pass/fail observations, oldest first: [seq, "pass"|"fail", key,
+    # merging or "", probe or "", {failed name: signature or ""}] — the refusal hints' older trees and
+    # uninterrupted trunk runs (owed/views/refusal_hints.py); batch votes are not in it.
+    history: dict[str, list[list]] = {}
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect
@@ -351,6 +366,9 @@ class State(msgspec.Struct, kw_only=True):
         """Invariants with no verdict (pass or fail) on their genesis key: merges and adoptions wait."""
         return sorted(i for i, k in self.genesis_keys.items()
                       if not ((a := self.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails)))
+
+
+HISTORY = 20  # observations kept per (subject, obligation) in State.history
 
 
 def item_id(subject: str, obligation: str, key: str) -> str:

@@ -56,7 +56,7 @@ def fold_batch_obs(state: State, e: E.Obs, plan, record) -> None:
         raise refuse(e, "waits_on and grant_refused belong to a failing writes observation of an open candidate")
     if e.remeasure_match is not None or e.auto_remeasure is not None:
         raise refuse(e, "a batch observation carries no remeasure_match or auto_remeasure (its votes are the batch's)")
-    record(state, e, batch_item_id(ref.members, ref.base, e.subject, e.obligation, e.key))
+    record(state, e, batch_item_id(ref.members, ref.base, e.subject, e.obligation, e.key), plan=plan)
     if e.verdict != "pass":
         bid = batch_id(ref.members, ref.base)
         state.batch_fails = [f for f in state.batch_fails if batch_id(f.members, f.base) != bid]
@@ -110,6 +110,7 @@ def fold_member(state: State, e: E.Merge, plan) -> None:
         set_trunk_keys(state, dict(e.invariants), e.seq, plan)
     state.merges.append(e.seq)
     state.merge_nodes[e.seq] = e.node
+    state.merge_members[e.seq] = list(e.members)
     t.done += 1
     if t.done == len(t.members):
         _land(state, t)
@@ -127,6 +128,9 @@ def _land(state: State, t: TrainRec) -> None:
         agg.passes += votes.passes
         agg.fails += votes.fails
         agg.errors += votes.errors
+        agg.run_passes += votes.run_passes
+        agg.run_fails += votes.run_fails
+        agg.pool = votes.pool or agg.pool
         for name in ("last", "last_pass", "last_fail"):
             mine, theirs = getattr(agg, name), getattr(votes, name)
             if theirs is not None and (mine is None or theirs.seq > mine.seq):

@@ -24,13 +24,13 @@ from owed.waits import open_waits, overlap_only, waits_of
 VERDICTS = OBS_VERDICTS
 
 
-def _record(state: State, e: E.Obs, iid: str | None = None) -> ObsRec:
+def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec:
     c = e.counts
     rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
                  failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],
-                 format=c.format if c else None)
+                 format=c.format if c else None, signatures=dict(e.signatures))
     iid = iid or item_id(e.subject, e.obligation, e.key)
     agg = state.obs.get(iid)
     if agg is None:
@@ -48,7 +48,45 @@ def _record(state: State, e: E.Obs, iid: str | None = None) -> ObsRec:
     else:
         agg.errors += 1
     agg.last = rec
+    if plan is not None and e.verdict in ("pass", "fail"):
+        _pool(agg, e, plan)
+        if e.batch is None:
+            _remember(state, e)
     return rec
+
+
+def _remember(state: State, e: E.Obs) -> None:
+    """State.history: the last observations of this subject and obligation, for the refusal hints."""
+    from owed.state import HISTORY
+
+    rows = state.history.setdefault(f"{e.subject}\x1f{e.obligation}", [])
+    rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
+                 {n: e.signatures.get(n, "") for n in e.failed}])
+    del rows[:-HISTORY]
+
+
+def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:
+    """Repeat pooling (owed/pooling.py): every run of the key's observations votes when the item repeats."""
+    from owed.pooling import repeat_of, votes
+
+    rep = repeat_of(plan, e.subject, e.obligation)
+    p, f = votes(e)
+    agg.run_passes += p
+    agg.run_fails += f
+    if rep is not None:
+        agg.pool = list(rep)
+
+
+def _pooled_pass(state: State, e: E.Obs, agg: ObsAgg | None) -> None:
+    """A repeating check's key that pools to a pass clears the execution blocks on that key: the plan's
+    own `repeat` tolerance decided it (without repeat, pass + fail is ⊤ and a flaky block needs the owner)."""
+    from owed.pooling import tally
+
+    if agg is None or not agg.pool or not (agg.passes and agg.fails) or agg.verdict != "pass":
+        return
+    for b in state.nodes[e.subject].blocks:
+        if b.kind == "exec" and b.cleared is None and b.obligation == e.obligation and b.key == e.key:
+            b.cleared, b.cleared_how = e.seq, f"pooled pass: {tally(agg)}"
 
 
 def _check_of(plan, node_id: str, obligation: str):
@@ -64,6 +102,8 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, "only the executor (executor:owed) records observations")
     if e.verdict not in VERDICTS:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
+    if e.signatures:
+        _check_signatures(e)
     if e.batch is not None:  # a batch's vote (owed/folds/batch.py)
         return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
@@ -76,7 +116,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
-        _record(state, e)
+        _record(state, e, plan=plan)
         if e.merging is not None:
             note_merge_obs(state, e)
         return
@@ -86,21 +126,11 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.merging is not None or e.probe is not None:
         if e.merging is not None and e.merging != e.subject:
             raise refuse(e, "a merge-tree observation of a node check names that node")
-        _record(state, e)
+        _record(state, e, plan=plan)
         note_merge_obs(state, e)
         return
     if e.attribution:
-        hits = [b for b in active_blocks(state, plan, e.subject)
-                if b.kind == "exec" and b.obligation == e.obligation and b.key == e.key and b.commit == e.commit]
-        if not hits:
-            raise refuse(e, "an attribution rerun needs an active execution block on that key and commit")
-        _record(state, e)
-        for b in hits:
-            if e.verdict == "fail":
-                b.cleared, b.cleared_how = e.seq, "attributed: fails again on its own commit (deterministic)"
-            elif e.verdict == "pass":
-                b.flaky = e.seq
-        return
+        return _fold_attribution(state, e, plan)
     slot = state.open_slot(e.subject)
     if slot is None or slot.cand is None:
         raise refuse(e, f"{e.subject} has no open candidate")
@@ -109,7 +139,12 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     _check_waits(state, e, plan)
     _check_grant_refused(state, e, plan)
     _supersede_wait(state, e)
-    o = _record(state, e)
+    o = _record(state, e, plan=plan)
+    agg = state.agg(e.subject, e.obligation, e.key)
+    if agg is not None and agg.pool and agg.passes and agg.fails:
+        _pooled_pass(state, e, agg)
+        if agg.verdict == "pass":
+            return  # the key's runs pool to a pass (repeat): no execution block
     check = _check_of(plan, e.subject, e.obligation)
     if split(e.obligation)[0] == "check" and Q.excused(o, check, plan, state, e.subject):
         return  # every failing name quarantined (owed/quarantine.py): W, no execution block
@@ -119,6 +154,38 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         rec.blocks.append(Block(seq=e.seq, node=e.subject, obligation=e.obligation, key=e.key, kind="exec",
                                 by=e.by, attempt=slot.attempt, commit=e.commit, base=e.base or slot.base,
                                 note=e.note, defn=defn))
+
+
+def _check_signatures(e: E.Obs) -> None:
+    """obs.signatures (0.20.1): on a failing observation, a `v2|` signature per failing name it lists."""
+    if e.verdict != "fail":
+        raise refuse(e, "signatures belong to a failing observation")
+    if not set(e.signatures) <= set(e.failed) or len(e.signatures) > 50:
+        raise refuse(e, "signatures name failing tests of the observation (at most 50)")
+    if any(not v.startswith("v2|") or len(v) > 1000 for v in e.signatures.values()):
+        raise refuse(e, "a failure signature is `v2|<error>|<frame>|<expected>|<actual>` (at most 1000 characters)")
+
+
+def _fold_attribution(state: State, e: E.Obs, plan) -> None:
+    """A rerun of an execution block's item on its own commit: a failure attributes the block to that content
+    (deterministic: cleared); a pass makes it flaky (⊤, the owner's) — unless the check repeats: then the
+    key's pooled runs decide (owed/pooling.py) and the block clears either way."""
+    hits = [b for b in active_blocks(state, plan, e.subject)
+            if b.kind == "exec" and b.obligation == e.obligation and b.key == e.key and b.commit == e.commit]
+    if not hits:
+        raise refuse(e, "an attribution rerun needs an active execution block on that key and commit")
+    _record(state, e, plan=plan)
+    agg = state.agg(e.subject, e.obligation, e.key)
+    for b in hits:
+        if e.verdict == "fail":
+            b.cleared, b.cleared_how = e.seq, "attributed: fails again on its own commit (deterministic)"
+        elif e.verdict == "pass" and agg is not None and agg.pool:
+            from owed.pooling import tally
+
+            how = "pooled pass" if agg.verdict == "pass" else "attributed: pooled fail"
+            b.cleared, b.cleared_how = e.seq, f"{how}: {tally(agg)}"
+        elif e.verdict == "pass":
+            b.flaky = e.seq
 
 
 def _check_waits(state: State, e: E.Obs, plan) -> None:

@@ -35,6 +35,9 @@ def note_merge_obs(state: State, e: E.Obs) -> None:
     if rec is None:
         return
     if e.merging is not None:
+        agg = state.agg(e.subject, e.obligation, e.key)
+        if e.verdict == "pass" and agg is not None and agg.pool and agg.verdict != "pass":
+            return  # a repeating key whose runs still pool to a fail keeps its refusal (owed/pooling.py)
         if e.verdict == "pass":
             rec.merge_fails.pop(e.obligation, None)
             rec.trunk_red.pop(e.obligation, None)

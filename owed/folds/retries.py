@@ -5,7 +5,8 @@
   retry: `state.retries[seq] = [item id, None, commit, merging]`.
 - `auto_remeasure` (on a later observation of the same item): the seq of such a failure not yet retried; it
   fills the retry slot, so each failure gets at most one automatic retry (durable: replay knows it). A retry
-  is never itself retry-eligible. Both votes stay on the key: pass + fail is ⊤ for the owner (no repeat pooling).
+  is never itself retry-eligible. Both votes stay on the key: pass + fail is ⊤ for the owner unless the invariant
+  sets `repeat`, whose runs pool (owed/pooling.py).
 """
 
 from __future__ import annotations

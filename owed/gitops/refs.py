@@ -51,9 +51,10 @@ class RefsMixin(RepoBase):
     def count_commits(self, a: str, b: str) -> int:
         return int(self._out(["rev-list", "--count", f"{a}..{b}", "--"]))
 
-    def first_parents(self, commit: str) -> list[str]:
-        """`commit` and its first-parent ancestors, newest first."""
-        return self._out(["rev-list", "--first-parent", commit, "--"]).split()
+    def first_parents(self, commit: str, limit: int | None = None) -> list[str]:
+        """`commit` and its first-parent ancestors, newest first (at most `limit` of them)."""
+        return self._out(["rev-list", "--first-parent", *([f"--max-count={limit}"] if limit else []), commit,
+                          "--"]).split()
 
     def tree_of(self, commit: str) -> str:
         return self._out(["rev-parse", "--verify", "--end-of-options", f"{commit}^{{tree}}"])

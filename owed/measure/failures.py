@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from owed.measure.locations import parse_location, pick_frame, short_location
+from owed.measure.locations import is_test_path, parse_location, pick_frame, short_location
 from owed.measure.logtext import log_lines, one_line
 from owed.measure.tapyaml import parse_block
 
@@ -82,6 +82,7 @@ class Failure(msgspec.Struct, frozen=True):
     expected: str | None = None
     actual: str | None = None
     error: str | None = None
+    frame: str | None = None  # the innermost repository test *stack* frame (never a creation-site location)
 
 
 class _Found:
@@ -146,6 +147,7 @@ def _tap_evidence(block: dict[str, str], cwd: str | None) -> dict[str, str | Non
                 expected, actual = m.group("expected"), m.group("actual")
                 break
     loc = pick_frame((block.get("stack") or "").splitlines(), cwd)
+    frame = short_location(loc, cwd) if loc else None
     if loc is None and block.get("at.file"):
         line = block.get("at.line", "")
         loc = (block["at.file"], int(line) if line.isdigit() else None)
@@ -155,6 +157,7 @@ def _tap_evidence(block: dict[str, str], cwd: str | None) -> dict[str, str | Non
         "expected": expected,
         "actual": actual,
         "error": _first_line(error),
+        "frame": frame,
     }
 
 
@@ -225,6 +228,7 @@ def _panic(lines: list[str], i: int, m: re.Match) -> tuple[dict[str, str | None]
         "expected": sides.get("right"),
         "actual": sides.get("left"),
         "error": _first_line("\n".join(message)),
+        "frame": short_location(loc, None) if loc and is_test_path(loc[0]) else None,
     }, j
 
 
@@ -241,12 +245,14 @@ def _spec_entry(lines: list[str], i: int, at: str | None, cwd: str | None) -> tu
             if m := _NOT_EQUAL.match(line.strip()):
                 values = {"expected": m.group("expected"), "actual": m.group("actual")}
                 break
-    loc = pick_frame([ln for ln in body if ln.strip().startswith("at ")], cwd) or parse_location(at or "")
+    framed = pick_frame([ln for ln in body if ln.strip().startswith("at ")], cwd)
+    loc = framed or parse_location(at or "")
     return {
         "location": short_location(loc, cwd) if loc else None,
         "expected": values.get("expected"),
         "actual": values.get("actual"),
         "error": _first_line("\n".join(body)),
+        "frame": short_location(framed, cwd) if framed else None,
     }, j
 
 
@@ -275,8 +281,10 @@ def _py_section(lines: list[str], i: int, cwd: str | None) -> dict[str, str | No
             frames.append(line)
         j += 1
     # pytest prints the outermost frame first; the innermost test-file frame is the last one.
-    loc = pick_frame(frames[::-1], cwd) or (parse_location(frames[-1]) if frames else None)
-    return {"location": short_location(loc, cwd) if loc else None, "error": error}
+    framed = pick_frame(frames[::-1], cwd)
+    loc = framed or (parse_location(frames[-1]) if frames else None)
+    return {"location": short_location(loc, cwd) if loc else None, "error": error,
+            "frame": short_location(framed, cwd) if framed else None}
 
 
 def _scan(text: str, cwd: str | None, wanted: frozenset[str] | None = None) -> _Found:

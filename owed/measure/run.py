@@ -62,6 +62,7 @@ class Measured:
     grant: tuple[str, ...] = ()  # writes: out-of-writes paths to grant in the same append as this observation
     outside: tuple[str, ...] = ()  # writes: every path left outside the effective writes (failed keeps 50)
     remeasure_match: str | None = None  # measure/retry.py: the remeasure_on literal every failure matched
+    signatures: dict = field(default_factory=dict)  # failing name -> signature (measure/signatures.py)
     auto_remeasure: int | None = None  # the seq of the failing observation this measurement retries
 
     def entry(self, log_sha: str | None) -> E.Obs:
@@ -71,7 +72,7 @@ class Measured:
                      log=log_sha, duration_ms=self.duration_ms, attribution=j.attribution, merging=j.merging, probe=j.probe,
                      note=self.note, failed=self.failed[:50], timed_out=self.timed_out, runs=tuple(self.runs),
                      noisy=self.noisy, remeasure_match=self.remeasure_match, auto_remeasure=self.auto_remeasure,
-                     batch=j.batch)
+                     batch=j.batch, signatures=self.signatures if self.verdict == "fail" else {})
 
 
 def _described(c) -> str:
@@ -288,9 +289,11 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         judgements, votes, (out, code, j) = _runs(plan, job, spec, tree, log)
         verdict, noisy, note = _verdict(spec, judgements, j)
         failed = tuple(dict.fromkeys(n for x in judgements for n in x.failed))
+        kept = set(failed[:50])
+        sigs = {n: sig for x in reversed(judgements) for n, sig in x.signatures.items() if n in kept}
         return Measured(job, verdict, exit=code, counts=_counts(j.counts), note=note, failed=failed,
                         log="\n".join(log).encode(), duration_ms=_ms_since(t0), timed_out=out.timed_out, runs=votes,
-                        noisy=noisy)
+                        noisy=noisy, signatures=dict(sorted(sigs.items())))
     finally:
         # Also when preparing failed or was interrupted: a half-made worktree stays registered (and
         # locked, so `git worktree prune` keeps it) unless it is removed by name.

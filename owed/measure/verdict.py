@@ -84,6 +84,7 @@ class Judgement(msgspec.Struct, frozen=True, kw_only=True):
     counts: Counts | None = None
     note: str | None = None
     failed: tuple[str, ...] = ()
+    signatures: dict[str, str] = {}  # failing name -> signature (owed/measure/signatures.py)
 
 
 def _ended(code: int) -> str:
@@ -257,7 +258,12 @@ def judge(
         verdict, note = _plain(exit_code, counts, output, min_tests, cwd)
     if protocol_notes:
         note = "\n".join([note, *protocol_notes] if note else protocol_notes)
-    return Judgement(verdict=verdict, counts=counts, note=note, failed=failed)
+    sigs: dict[str, str] = {}
+    if verdict == "fail" and failed and not red:
+        from owed.measure.signatures import signatures
+
+        sigs = signatures(output, failed, cwd)
+    return Judgement(verdict=verdict, counts=counts, note=note, failed=failed, signatures=sigs)
 
 
 def aggregate_repeat(judgements: list[Judgement], runs: int, need: int) -> tuple[Verdict, bool]:

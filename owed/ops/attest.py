@@ -92,9 +92,12 @@ def measure_genesis(ctx: Context) -> None:
 def attribution_jobs(ctx: Context, node, cand) -> list[Job]:
     from owed.acceptance import active_blocks
 
+    from owed.quarantine import remeasure_due
+
     jobs = []
     for b in active_blocks(ctx.state, ctx.plan, node.id):
-        if b.kind != "exec" or b.flaky is not None or cand.keys.get(b.obligation) == b.key:
+        if b.kind != "exec" or b.flaky is not None or (cand.keys.get(b.obligation) == b.key
+                                                       and not remeasure_due(ctx.state, ctx.plan, b)):
             continue
         kind, _ = split(b.obligation)
         spec = _check(node, b.obligation) if kind in ("check", "red", "strength") else None

@@ -88,6 +88,8 @@ def decoy_outcomes(entries, decoys: dict[str, str]) -> dict[str, str]:
             if k == "obs" and e.subject == "trunk" and e.merging is None and e.verdict == "fail":
                 trunk_red.add(e.obligation)
             before = m1 is None or e.seq < m1
+            if k == "obs" and e.batch is not None:
+                continue  # a batch's vote belongs to the batch: it catches no member (its bisection's singles do)
             if k == "obs" and e.verdict == "fail" and e.probe is None:
                 if e.merging == node and (e.subject == node or e.obligation not in trunk_red):
                     caught = True

@@ -91,6 +91,10 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         from owed.views.trunk_red import decorate_why
 
         decorate_why(ctx.state, ctx.plan, node, view, changed)
+        from owed.ops.merge_waiting import read as running_merge
+        from owed.views.merge_place import decorate as merge_place
+
+        merge_place(ctx.state, ctx.plan, node, view, running_merge(ctx.ledger.root))  # queue, waiting, batch
         from owed.ops.conflicts import probe
 
         found = probe(ctx, only=node).get(node)

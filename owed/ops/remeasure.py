@@ -5,7 +5,8 @@ failure stands until something changes; this measures it again instead of invali
 of the open candidate on the current ledger trunk, its node checks and its changed invariant keys whose
 recorded verdict is not a pass (`--all`: every one of them). The new observations are added to the old
 ones on the same keys (`merging: <node>`): without `repeat`, a pass after a fail is a pass/fail conflict
-(⊤) that needs the owner (a waiver of the merge key, a defer), never a silent pass.
+(⊤) that needs the owner (a waiver of the merge key, a defer), never a silent pass; with `repeat` every run of
+the key's observations pools (owed/pooling.py: passes × runs ≥ need × total).
 
 Held under the node's attest lock (a second one is busy, 75). Exit: 1 a newly recorded failure, 4 no new
 failure but a remeasured key still does not pass, 0 every remeasured key passes (or nothing to do).
@@ -26,10 +27,12 @@ class RemeasureResult:
     trunk: str = ""
     recorded: list = field(default_factory=list)
     open: list = field(default_factory=list)  # obligations whose key still does not pass
+    pooled: dict = field(default_factory=dict)  # obligation -> its repeat tally (owed/pooling.py)
     exit_code: int = 0
 
     def to_json(self) -> dict:
         return {"node": self.node, "trunk": self.trunk, "mergeCommit": self.commit, "exit": self.exit_code,
+                **({"pooled": self.pooled} if self.pooled else {}),
                 "recorded": [{"seq": o.seq, "obligation": o.obligation, "key": o.key, "verdict": o.verdict}
                              for o in self.recorded], "open": self.open}
 
@@ -79,8 +82,12 @@ def remeasure(cwd: str, node_id: str, *, everything: bool = False) -> RemeasureR
         lock.release()
     ctx.reload()
     res = RemeasureResult(node=node_id, commit=m, trunk=pre, recorded=written)
+    from owed.pooling import tally
+
     for o in written:
         agg = ctx.state.agg(o.subject, o.obligation, o.key)
+        if tally(agg):
+            res.pooled[o.obligation] = tally(agg)
         if agg is None or agg.verdict != "pass":
             res.open.append(o.obligation)
     res.exit_code = EXIT_REFUSED if any(o.verdict == "fail" for o in written) else (EXIT_OPEN if res.open else EXIT_OK)
@@ -94,9 +101,11 @@ def render(res: RemeasureResult) -> str:
                    f"#{o.seq} ({o.duration_ms} ms)")
     if not res.recorded:
         out.append("  nothing to remeasure: no merge-tree failure on the current keys (--all measures every item)")
+    out += [f"  {ob}: {text}" for ob, text in res.pooled.items()]
     if res.open:
-        out.append(f"Still not passing on their keys: {', '.join(res.open)} (pass and fail on one key needs the owner: "
-                   f"owed waive {res.node} check:<id> --accept-risk <seq> or owed defer {res.node} <inv>)")
+        out.append(f"Still not passing on their keys: {', '.join(res.open)} (without repeat, pass and fail on one key "
+                   f"needs the owner: owed waive {res.node} check:<id> --accept-risk <seq> or owed defer {res.node} "
+                   f"<inv>; a repeating key pools its runs: measure again)")
     elif res.recorded:
         out.append(f"Every remeasured item passes; next: owed merge {res.node}")
     return "\n".join(out)

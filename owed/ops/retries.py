@@ -5,7 +5,8 @@
 - `retry_pending(ctx, items)`: measures once more, on the same key and commit, every recorded failure of
   `items` (item ids; None: all) still due (`state.retries`, folds/retries.py) and records the retry with
   `auto_remeasure: <seq>`. A kill between the failure and its retry leaves it due: the next merge or trunk
-  attest of that key retries it. Both votes remain: pass + fail needs the owner.
+  attest of that key retries it. Both votes remain: `repeat` pools their runs (owed/pooling.py); otherwise
+pass + fail needs the owner.
 """
 
 from __future__ import annotations

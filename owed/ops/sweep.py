@@ -54,15 +54,25 @@ def _spec(plan):
 
 
 def owed_merges(ctx: Context, head: str) -> list[Point]:
-    """The owed merges on the first-parent chain of `head`, oldest first."""
+    """The owed merges on the first-parent chain of `head`, oldest first. A batch member is its own link
+    Mi = [Mi-1, candidate] of the batch's chain (every member entry records the final commit): a sweep then
+    blames the one member whose link breaks it, never the leader or the whole batch for it."""
     st = ctx.state
     chain = set(ctx.repo.first_parents(head))
     out = []
+    batches: dict[str, list[str]] = {}  # a batch's final commit -> its chain M1..Mn, oldest first
     for seq in st.merges:
         node = st.merge_nodes[seq]
         commit = st.nodes[node].merge_commit
-        if commit in chain:
-            out.append(Point(commit=commit, parent=ctx.repo.rev_parse(f"{commit}^1") or "", seq=seq, node=node))
+        if commit not in chain:
+            continue
+        members = st.merge_members.get(seq)
+        if members:  # a batch: each member owns its own link Mi = [Mi-1, candidate] of the chain
+            if commit not in batches:
+                batches[commit] = ctx.repo.first_parents(commit, len(members))[::-1]
+            links = batches[commit]
+            commit = links[members.index(node)] if len(links) == len(members) else commit
+        out.append(Point(commit=commit, parent=ctx.repo.rev_parse(f"{commit}^1") or "", seq=seq, node=node))
     return out
 
 

@@ -223,7 +223,10 @@ def _comparable(node: Node, field: str) -> Any:
     value = getattr(node, field)
     if field in ("deps", "writes"):
         return frozenset(value)
-    if field in ("checks", "evidence"):
+    if field == "checks":
+        # A quarantine enters no key: changing one measures again (its blocks rerun), never invalidates.
+        return {c.id: msgspec.structs.replace(c, quarantine=()) for c in value}
+    if field == "evidence":
         return {item.id: item for item in value}
     return value
 

@@ -6,10 +6,18 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 - the delta, once per failing invariant with a pass on the current trunk key:
   `inv:<id>: pass on trunk <trunk12> (#<seq>) → fail on merge tree <commit12> (#<seq>)`, plus
   `; node diff touches <p1>, <p2>, <p3> (+<N> more)` when the candidate changed paths;
-- per failing test name already failing on the current trunk key (precedence over intermittence):
-  `<name>: trunk red since #S (after merge #M <node>); fix trunk before retrying`;
-- per failing name with pass and fail evidence on the same key: `known intermittent: <name> passed and
-  failed on this key (#pass, #fail)`; anonymous failures add neither named hint;
+- per failing test name the latest failure on the current trunk key has too, with a matching signature
+  (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b); fix
+  trunk before retrying`, S the first observation of the uninterrupted same-signature run on trunk;
+- per failing name with pass and fail evidence on the same key (the failure's signature matching):
+  `known intermittent: <name> passed and failed on this key (#pass, #fail)`, else on the current trunk key
+  of the invariant: `… on trunk's key (#pass, #fail)`;
+- else per failing name that failed on older trees (other keys: trunk, other nodes' merge trees, trunk
+  probes — never the node's own trees): `<name>: same test failed on older trees (#a, #b, #c)`, or
+  `… (different error) (#…)` when each of those failures has another signature (State.history, the last 20
+  observations per subject and obligation). Signatures are owed/measure/signatures.py's; a missing one
+  never makes a different-error claim. Anonymous failures add no named hint;
+- a repeating item whose key has pass and fail votes: `<ob>: repeat pools N runs on this key: P passed (…)`;
 - per name of at least six characters that an open, accepted or ready node names verbatim in its title,
   brief, a check command or a tests glob: `fix candidate: <node> (<phase>) — owed resume <node> --after <it>`.
 """
@@ -41,16 +49,74 @@ def _names_it(n, name: str) -> bool:
     return any(name in t for t in texts)
 
 
-def _trunk_red_since(state, ob: str, name: str) -> str | None:
+def _differ(a: str | None, b: str | None) -> bool:
+    """Two failures of one test are a different error only when both have a signature and they differ (a
+    missing signature never justifies the claim)."""
+    return bool(a) and bool(b) and a != b
+
+
+def _trunk_fact(state, row) -> bool:
+    """A trunk observation, or one on the merge tree of a node that has merged since (trunk's now)."""
+    merging = row[3]
+    return not merging or (merging in state.nodes and state.nodes[merging].merged is not None)
+
+
+def _trunk_red_since(state, ob: str, name: str, sig: str | None) -> str | None:
+    """`<name>: trunk red since #S (after merge #M <who>)` when the latest failure on the current trunk key has
+    the name with a matching signature; S begins the uninterrupted same-signature run of trunk observations
+    (broken by a pass, the name missing or a changed signature)."""
     iid = ob[4:] if ob.startswith("inv:") else None
     key = state.trunk_keys.get(iid) if iid else None
     agg = state.agg("trunk", ob, key) if key else None
-    if agg is None or agg.verdict != "fail" or agg.last_fail is None or name not in agg.last_fail.failed:
+    last = agg.last if agg is not None else None
+    if last is None or last.verdict != "fail" or name not in last.failed:
+        return None  # the latest observation on the current trunk key is no failure of this test
+    mine = last.signatures.get(name) or sig
+    if _differ(sig, last.signatures.get(name)):
         return None
-    since = state.trunk_since.get(iid, agg.last_fail.seq)
+    since = last.seq
+    for row in reversed(state.history.get(f"trunk\x1f{ob}", [])):
+        if row[0] > last.seq or not _trunk_fact(state, row):
+            continue
+        if row[1] != "fail" or name not in row[5] or _differ(mine, row[5][name]):
+            break
+        since = row[0]
     merges = [m for m in state.merges if m <= since]
-    after = f" (after merge #{merges[-1]} {state.merge_nodes[merges[-1]]})" if merges else ""
+    from owed.views.trunk_red import merge_who
+
+    after = f" (after merge #{merges[-1]} {merge_who(state, merges[-1])})" if merges else ""
     return f"{name}: trunk red since #{since}{after}; fix trunk before retrying"
+
+
+def _flaky(agg, name: str, sig: str | None) -> bool:
+    """One key with pass and failure evidence for this test, its failure the same error (when both signed)."""
+    return (agg is not None and agg.passes and agg.fails and agg.last_pass is not None and agg.last_fail is not None
+            and name in agg.last_fail.failed and not _differ(sig, agg.last_fail.signatures.get(name)))
+
+
+def _trunk_agg(state, ob: str):
+    key = state.trunk_keys.get(ob[4:]) if ob.startswith("inv:") else None
+    return state.agg("trunk", ob, key) if key else None
+
+
+def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
+    """`<name>: same test failed on older trees (#a, #b, #c)` (newest first, at most three), `(different error)`
+    when every such failure has another signature. The node's own trees are no independent evidence: its
+    candidates and merge trees are left out (for a check only trunk probes count)."""
+    subject = node_id if ob.startswith("check:") else "trunk"
+    same: list[int] = []
+    other: list[int] = []
+    for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
+        if row[1] != "fail" or row[2] == key or name not in row[5] or row[3] == node_id:
+            continue
+        if subject == node_id and not row[4]:
+            continue
+        (other if _differ(sig, row[5][name]) else same).append(row[0])
+    if same:
+        return f"{name}: same test failed on older trees ({', '.join('#%d' % q for q in same[:3])})"
+    if other:
+        return f"{name}: same test failed on older trees (different error) ({', '.join('#%d' % q for q in other[:3])})"
+    return None
 
 
 def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) -> list[str]:
@@ -63,12 +129,23 @@ def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) 
                 out.append(f"{ob}: pass on trunk {state.trunk_commit[:12]} (#{t.last_pass.seq}) → fail on merge tree "
                            f"{o.commit[:12]} (#{o.seq}){_diff(changed)}")
         agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        from owed.pooling import tally
+
+        pooled = tally(agg)
+        if pooled:
+            out.append(f"{ob}: {pooled}; more passing runs decide it: owed attest {node_id} --remeasure")
         for name in sorted(o.failed)[:3]:
-            red = _trunk_red_since(state, ob, name)
+            sig = getattr(o, "signatures", {}).get(name)
+            red = _trunk_red_since(state, ob, name, sig)
             if red:
                 out.append(red)
-            elif agg is not None and agg.passes and agg.fails and agg.last_pass is not None:
+            elif _flaky(agg, name, sig):
                 out.append(f"known intermittent: {name} passed and failed on this key (#{agg.last_pass.seq}, #{o.seq})")
+            elif _flaky(trunk := _trunk_agg(state, ob), name, sig):
+                out.append(f"known intermittent: {name} passed and failed on trunk's key (#{trunk.last_pass.seq}, "
+                           f"#{trunk.last_fail.seq})")
+            elif older := _older_trees(state, node_id, ob, key, name, sig):
+                out.append(older)
             if len(name) < 6:
                 continue
             for n in plan.nodes:

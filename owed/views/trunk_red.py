@@ -82,6 +82,7 @@ class MergeCheck(Record):
     trunk: str
     failed: list[str]
     hints: list[str] | UnsetType = UNSET
+    signatures: dict[str, str] | UnsetType = UNSET
     trunk_red: bool | UnsetType = UNSET
     probe: int | UnsetType = UNSET
     discharger: str | UnsetType = UNSET
@@ -121,8 +122,14 @@ def since_label(state, seq: int | None) -> str:
     if seq in state.refreshes:
         return f"refresh #{seq}"
     if seq in state.merge_nodes:
-        return f"merge #{seq} ({state.merge_nodes[seq]})"
+        return f"merge #{seq} ({merge_who(state, seq)})"
     return f"adopt #{seq}"
+
+
+def merge_who(state, seq: int) -> str:
+    """Who merge #seq landed: its node, or a batch as one unit (`batch a, b, c`: trunk moved once for all)."""
+    members = state.merge_members.get(seq)
+    return f"batch {', '.join(members)}" if members else state.merge_nodes[seq]
 
 
 def _names(agg) -> list[str]:
@@ -229,6 +236,8 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
         taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
         if taught:
             row.hints = taught
+        if o is not None and o.signatures:
+            row.signatures = dict(o.signatures)  # what the hints compared (owed/measure/signatures.py)
         if ob in red:
             row.trunk_red, row.probe, row.discharger = True, red[ob][1], "parent"
             row.hint = (f"trunk-red: fails on trunk {f[1][:12]} without {node_id} (probe #{red[ob][1]}); fix trunk, "

@@ -172,6 +172,8 @@ class Why(Record):
     conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
+    merge_waiting: dict | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
+    merge_batch: list[str] | UnsetType = UNSET  # views/merge_place.py: the planned batch the node is in (the op)
 
 
 def clear_hint(b, node_id: str, cand12: str | None) -> str:
@@ -428,9 +430,10 @@ def _tail_lines(v: Why) -> list[str]:
         out.append(f"Run {t['rid']} ({t['role']}, generation {t['generation']}, {end}): "
                    + (f"last {len(t['lines'])} lines of output:" if t["lines"] else "no output"))
         out += [f"  | {ln}" for ln in t["lines"]]
+    from owed.views.merge_place import lines as merge_place_lines
     from owed.views.trunk_red import merge_check_lines
 
-    out += merge_check_lines(v)
+    out += merge_place_lines(v) + merge_check_lines(v)
     if v.accepted:
         out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v.node}")
     return out

@@ -94,3 +94,42 @@ def test_merge_waiting_names_the_running_job_and_queue_positions(owed, qrepo):
     merge_waiting.path(root).write_text(json.dumps(stale))
     assert status(owed)["mergeWaiting"] == {}
     assert "merge pending" in owed("status").stdout
+
+
+def why(owed, node: str) -> tuple[dict, str]:
+    r = owed("why", node, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout), owed("why", node).stdout
+
+
+def test_why_shows_the_nodes_merge_waiting_and_its_planned_batch(owed, qrepo):
+    """`owed why <node>` shows what status shows of it: its merge waiting and the planned batch (issue 14)."""
+    for n in "abc":
+        accepted(owed, qrepo, n, {f"{n}.txt": n + "\n"})
+    doc, text = why(owed, "a")
+    assert "mergeWaiting" not in doc and "mergeBatch" not in doc  # no driver job, merge_batch off
+    assert "Merge waiting" not in text and "Merge batch" not in text
+    root = qrepo / ".git" / "owed"
+    merge_waiting.write(root, ["c"], "2026-12-02T09:12:30.000Z")  # this (live) process plays the driver
+    try:
+        doc, text = why(owed, "b")
+        assert doc["mergeWaiting"] == {"job": "c merge", "since": "2026-12-02T09:12:30.000Z", "ahead": 2}
+        assert doc["phase"] == "accepted (merge waiting for driver-internal job (c merge, since 09:12); 2 merges ahead)"
+        assert "Merge waiting: driver-internal job c merge (since 09:12); 2 merges ahead" in text
+        doc, text = why(owed, "c")
+        assert doc["phase"] == "accepted (merging)" and "mergeWaiting" not in doc
+        merge_waiting.write(root, ["a", "b"], "2026-12-02T10:00:00.000Z")
+        doc, _ = why(owed, "b")
+        assert doc["phase"] == "accepted (merge in batch with a)" and "mergeWaiting" not in doc
+    finally:
+        merge_waiting.clear(root)
+    # drive.merge_batch: 3 plans a batch: every member's why names it, as status's Merge batch (planned) does.
+    plan = (qrepo / "plan.yaml").read_text().replace("invariants: []", "drive: {merge_batch: 3}\ninvariants: []")
+    (qrepo / "plan.yaml").write_text(plan)
+    assert owed("plan", "plan.yaml").returncode == 0
+    assert status(owed)["mergeBatch"] == ["c", "a", "b"]
+    doc, text = why(owed, "a")
+    assert doc["mergeBatch"] == ["c", "a", "b"] and doc["phase"] == "accepted (merge pending)"
+    assert "Merge batch (planned): c, a, b — a merges in this batch with c" in text
+    doc, text = why(owed, "c")
+    assert "Merge batch (planned): c, a, b — c merges in this batch as its leader" in text

@@ -70,3 +70,35 @@ def test_a_quarantined_failure_is_w_the_debt_is_listed_and_the_fix_must_repair_i
     assert r.returncode == 0, r.stderr
     assert "quarantined" not in owed("status").stdout  # lapsed with the fix's merge
     assert owed("verify").returncode == 0
+
+
+def test_adding_a_quarantine_keeps_the_candidate_and_owes_a_remeasure(tmp_path, owed):
+    """Measure again, not invalidate (0.20): a quarantine added after the candidate failed keeps the candidate
+    (same submit, same keys); its recorded failure binds until owed attest measures it again, then it is W."""
+    repo = make_repo(tmp_path / "q", PLAN, files={"failing": "flaky_net\n", "suite.sh": SUITE})
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    assert owed("dispatch", "z").returncode == 0
+    wt = repo / ".owed" / "wt" / "z-1"
+    commit(wt, {"z.txt": "z\n"}, "z work")
+    assert owed("submit", "z", cwd=wt).returncode == 0
+    assert owed("attest", "z").returncode == 1  # flaky_net fails: an execution block
+    before = json.loads(owed("why", "z", "--json").stdout)
+    assert [b["obligation"] for b in before["blocks"]] == ["check:c"]
+    r = edit(owed, repo, "z", "--set", "checks.c.quarantine=[{test: flaky_net, fix: fixer}]", "--i-am-owner",
+             "--note", "quarantine the known flake")
+    assert r.returncode == 0, r.stderr
+    why = json.loads(owed("why", "z", "--json").stdout)
+    assert why["candidate"]["seq"] == before["candidate"]["seq"]  # not invalidated: no resubmit, no carry
+    item = next(i for i in why["items"] if i["obligation"] == "check:c")
+    assert item["key"] == next(i for i in before["items"] if i["obligation"] == "check:c")["key"]
+    assert (item["mark"], item["status"], item["discharger"]) == ("D", "blocked", "executor")
+    assert "failures recorded before their quarantine bind until measured again: owed attest z" in item["hint"]
+    assert not why["accepted"] and owed("merge", "z").returncode == 1
+    assert [b["obligation"] for b in why["blocks"]] == ["check:c"]  # still binding: not superseded
+    assert owed("attest", "z").returncode == 0  # the rerun fails the same names: excused now
+    why = json.loads(owed("why", "z", "--json").stdout)
+    item = next(i for i in why["items"] if i["obligation"] == "check:c")
+    assert (item["mark"], item["status"]) == ("W", "quarantined") and why["accepted"] and not why["blocks"]
+    assert owed("merge", "z").returncode == 0
+    assert owed("verify").returncode == 0

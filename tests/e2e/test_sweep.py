@@ -243,3 +243,38 @@ def test_a_failing_sweep_never_blocks_a_merge(tmp_path):
     r = f.run("merge", "n04", expect=0)
     assert "n04" in r.stdout
     assert next(e for e in reversed(f.ledger()) if e["kind"] == "merge")["node"] == "n04"
+
+
+def test_a_batch_merge_is_swept_member_by_member_and_blames_only_the_culprit(tmp_path):
+    """A batch lands M1..M4 with one trunk move; each member entry records the final commit, but the sweep
+    bisects the batch's own chain, so only the member whose link breaks it is named (issue 14)."""
+    counter = tmp_path / "runs.txt"
+    counter.write_text("")
+    f = Flow(tmp_path / "repo", _plan(4, counter, bad=3))
+    assert _owed(f.repo, "init", "plan.yaml") == 0
+    for i in range(1, 5):
+        node = f"n{i:02d}"
+        assert _owed(f.repo, "dispatch", node) == 0
+        wt = f.wt(node)
+        (wt / "f").mkdir(exist_ok=True)
+        (wt / "f" / f"{node}.txt").write_text(node)
+        git(wt, "add", "-A")
+        git(wt, "commit", "-qm", node)
+        assert _owed(wt, "submit", node) == 0
+        assert _owed(f.repo, "attest", node) == 0
+    genesis = next(e["commit"] for e in f.ledger() if e["kind"] == "genesis")
+    assert _owed(f.repo, "merge", "n01,n02,n03,n04") == 0
+    merges = [e for e in f.ledger() if e["kind"] == "merge"]
+    assert len({e["commit"] for e in merges}) == 1 and len(merges) == 4
+    assert f.run("sweep", "--commit", genesis, "--json").returncode == 0
+    r = f.run("sweep", "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    seq = _merge_seq(f, "n03")
+    assert doc["outcome"] == "culprit" and doc["culprit"]["node"] == "n03" and doc["culprit"]["seq"] == seq, doc
+    m3 = git(f.repo, "rev-parse", "main~1")  # n03's own link M3 of the chain M1..M4
+    assert doc["culprit"]["commit"] == m3 != merges[0]["commit"]
+    assert doc["proposal"][0].startswith(f"owed escape n03 --merge {seq} --class missing")
+    assert f.run("escape", "n03", "--merge", str(seq), "--class", "missing", "--note", "sweep").returncode == 0
+    report = json.loads(f.run("report", "--json", expect=0).stdout)
+    assert [(x["node"], x["merge"]) for x in report["escapes"]] == [("n03", seq)]

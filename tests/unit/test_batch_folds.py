@@ -95,3 +95,17 @@ def test_a_failing_batch_vote_blocks_no_member_and_is_remembered_per_set_and_bas
     with pytest.raises(Refused, match="names a member"):
         b.add(E.Obs(by="executor:owed", subject="c", obligation="check:t", key="k", verdict="pass", commit=M,
                     merging="c", batch=ref))
+
+
+def test_a_failing_batch_vote_catches_no_member_of_a_decoy():
+    """Failed batch votes belong to the batch (0.22): a decoy member is caught by its own single merge's failure
+    (the bisection's), never by the batch vote its leader's name rides on."""
+    from owed.ops.escapes import decoy_outcomes
+
+    ref = E.BatchRef(members=("a", "b"), base="p" * 40)
+    vote = E.Obs(seq=5, by="executor:owed", subject="trunk", obligation="inv:u", key="k" * 64, verdict="fail",
+                 commit="m" * 40, merging="a", batch=ref)
+    assert decoy_outcomes([vote], {"a": "planted", "b": "planted"}) == {"a": "pending", "b": "pending"}
+    single = E.Obs(seq=6, by="executor:owed", subject="trunk", obligation="inv:u", key="j" * 64, verdict="fail",
+                   commit="n" * 40, merging="b")
+    assert decoy_outcomes([vote, single], {"a": "planted", "b": "planted"}) == {"a": "pending", "b": "caught"}

@@ -184,3 +184,22 @@ def test_remeasure_on_fields_are_checked_on_replay_one_retry_per_failure():
     with pytest.raises(Refused, match="already retried"):
         b.add(E.Obs(**obs, verdict="pass", auto_remeasure=first.seq))
     assert b.state.agg("trunk", "inv:u", "a" * 64).verdict == "conflict"  # both votes stay
+
+
+def test_signatures_are_checked_on_replay():
+    from owed.plan.load import parse_plan
+
+    b = Book(PLAN)
+    b.plan = parse_plan(INV_PLAN)
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    obs = dict(by="executor:owed", subject="trunk", obligation="inv:u", key="a" * 64, commit="1" * 40)
+    for bad, why in [(dict(verdict="pass", signatures={"t": "v2|e|||"}), "failing observation"),
+                     (dict(verdict="fail", failed=("t",), signatures={"u": "v2|e|||"}), "name failing tests"),
+                     (dict(verdict="fail", failed=("t",), signatures={"t": "e|||"}), "v2|"),
+                     (dict(verdict="fail", failed=("t",), signatures={"t": "v2|" + "x" * 1000}), "v2|")]:
+        with pytest.raises(Refused, match=why):
+            b.add(E.Obs(**{**obs, **bad}))
+    ok = b.add(E.Obs(**obs, verdict="fail", failed=("t", "u"), signatures={"t": "v2|e|test/t.py:3||"}))
+    assert b.state.agg("trunk", "inv:u", "a" * 64).last_fail.signatures == {"t": "v2|e|test/t.py:3||"}
+    assert b.state.history["trunk\x1finv:u"][-1] == [ok.seq, "fail", "a" * 64, "", "", {"t": "v2|e|test/t.py:3||",
+                                                                                        "u": ""}]

@@ -12,9 +12,9 @@ from tests.unit.test_reducer_rules import INV_PLAN, PLAN
 M = "m" * 40
 
 
-def _obs(b, subject, obligation, key, verdict, failed=(), merging="a", commit=M):
+def _obs(b, subject, obligation, key, verdict, failed=(), merging="a", commit=M, sigs=None):
     return b.add(E.Obs(by="executor:owed", subject=subject, obligation=obligation, key=key, verdict=verdict,
-                       commit=commit, merging=merging, failed=tuple(failed)))
+                       commit=commit, merging=merging, failed=tuple(failed), signatures=sigs or {}))
 
 
 def test_known_intermittent_needs_both_votes_on_one_key_and_a_name():
@@ -35,11 +35,99 @@ def test_a_name_failing_on_the_current_trunk_key_reads_trunk_red_since():
     b.plan = parse_plan(INV_PLAN)
     b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
     r = b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "a" * 64, "v": "b" * 64}))
-    _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("old_failure",), merging=None, commit=b.state.trunk_commit)
+    t = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("old_failure",), merging=None, commit=b.state.trunk_commit)
     b.dispatch("a")
     b.submit("a", "c1")
     _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("old_failure",))
     rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
     out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], ["a/x.py"])
-    assert f"old_failure: trunk red since #{r.seq}; fix trunk before retrying" in out, out
+    assert t.seq == r.seq + 1  # the run begins with the first failing trunk observation, after the refresh
+    assert f"old_failure: trunk red since #{t.seq}; fix trunk before retrying" in out, out
     assert not [h for h in out if "pass on trunk" in h]  # no pass on the trunk key: no delta line
+
+
+def test_a_landed_batch_is_named_as_one_unit_on_trunk():
+    """Trunk moved once for a batch: `red on trunk since merge #S` names the batch, not its leader alone."""
+    from owed.state import State
+    from owed.views.trunk_red import merge_who, since_label
+
+    st = State(merges=[5, 6, 7, 9], merge_nodes={5: "a", 6: "b", 7: "c", 9: "d"},
+               merge_members={5: ["a", "b", "c"], 6: ["a", "b", "c"], 7: ["a", "b", "c"]})
+    assert since_label(st, 5) == "merge #5 (batch a, b, c)" and merge_who(st, 7) == "batch a, b, c"
+    assert since_label(st, 9) == "merge #9 (d)"
+
+
+SIG_A, SIG_B = "v2|expected 1|test/t.py:3|1|2", "v2|KeyError: 'x'|test/t.py:9||"
+
+
+def _trunk_book():
+    b = Book(PLAN)
+    b.plan = parse_plan(INV_PLAN)
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "a" * 64, "v": "b" * 64}))
+    return b
+
+
+def test_trunk_red_needs_a_matching_signature_and_starts_at_the_uninterrupted_run():
+    b = _trunk_book()
+    tc = b.state.trunk_commit
+    first = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=tc, sigs={"t1": SIG_B})
+    _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=tc)  # breaks the run
+    run = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=tc, sigs={"t1": SIG_A})
+    _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=tc, sigs={"t1": SIG_A})
+    b.dispatch("a")
+    b.submit("a", "c1")
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), sigs={"t1": SIG_A})
+    rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], None)
+    assert [h for h in out if h.startswith("t1:")] == [f"t1: trunk red since #{run.seq}; fix trunk before retrying"]
+    # The error trunk had before the pass (#first): not trunk's red now, but the same error on an older tree.
+    _obs(b, "trunk", "inv:u", "d" * 64, "fail", ("t1",), sigs={"t1": SIG_B})
+    other = b.state.agg("trunk", "inv:u", "d" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "d" * 64, other)], None)
+    assert [h for h in out if h.startswith("t1:")] == [f"t1: same test failed on older trees (#{first.seq})"], out
+    # An error no older tree had: the different-error hint, newest first, at most three (a's own merge trees
+    # #c/#d are no independent evidence).
+    _obs(b, "trunk", "inv:u", "e" * 64, "fail", ("t1",), sigs={"t1": "v2|TimeoutError|test/t.py:1||"})
+    new = b.state.agg("trunk", "inv:u", "e" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "e" * 64, new)], None)
+    assert [h for h in out if h.startswith("t1:")] == [
+        f"t1: same test failed on older trees (different error) (#{run.seq + 1}, #{run.seq}, #{first.seq})"], out
+
+
+def test_intermittent_needs_the_same_error_and_the_nodes_own_trees_are_no_evidence():
+    b, _ = accepted_book()
+    _obs(b, "a", "check:t", "k" * 64, "fail", ("flaky_one",), sigs={"flaky_one": SIG_A})
+    _obs(b, "a", "check:t", "k" * 64, "pass")
+    mine = b.state.agg("a", "check:t", "k" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("check:t", "k" * 64, mine)], None)
+    assert any(h.startswith("known intermittent: flaky_one") for h in out), out
+    # The node's own merge tree on another key failed the same test: not independent, no history hint.
+    _obs(b, "a", "check:t", "n" * 64, "fail", ("flaky_one",), sigs={"flaky_one": SIG_B})
+    fresh = b.state.agg("a", "check:t", "n" * 64).last_fail
+    assert hints(b.state, b.plan, "a", [("check:t", "n" * 64, fresh)], None) == []
+    # A trunk probe of the same check (trunk without the node) is another tree: it counts, by signature.
+    probe = b.add(E.Obs(by="executor:owed", subject="a", obligation="check:t", key="p" * 64, verdict="fail",
+                        commit="t" * 40, probe="trunk", failed=("flaky_one",), signatures={"flaky_one": SIG_B}))
+    out = hints(b.state, b.plan, "a", [("check:t", "n" * 64, fresh)], None)
+    assert out == [f"flaky_one: same test failed on older trees (#{probe.seq})"], out
+    out = hints(b.state, b.plan, "a", [("check:t", "k" * 64, mine)], None)
+    assert any(h.startswith("known intermittent: flaky_one") for h in out)  # its own key: still intermittent
+
+
+def test_a_flaky_trunk_key_makes_the_same_error_intermittent_and_another_error_not():
+    b = _trunk_book()
+    tc = b.state.trunk_commit
+    f = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=tc, sigs={"t1": SIG_A})
+    p = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=tc)  # latest on trunk: a pass
+    b.dispatch("a")
+    b.submit("a", "c1")
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), sigs={"t1": SIG_A})
+    same = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, same)], None)
+    assert f"known intermittent: t1 passed and failed on trunk's key (#{p.seq}, #{f.seq})" in out, out
+    _obs(b, "trunk", "inv:u", "d" * 64, "fail", ("t1",), sigs={"t1": SIG_B})
+    other = b.state.agg("trunk", "inv:u", "d" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "d" * 64, other)], None)
+    assert not [h for h in out if "intermittent" in h]
+    assert f"t1: same test failed on older trees (different error) (#{f.seq})" in out, out

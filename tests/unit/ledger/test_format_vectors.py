@@ -253,7 +253,33 @@ def test_remeasure_on_vectors():
     assert E.entry_bytes(RETRY) == RETRY_BYTES and E.seal(RETRY).hash == RETRY_HASH
 
 
-@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, ASK, RESUME, RETRY_FAIL, RETRY])
+SIGNED = E.Obs(seq=10, ts="2026-11-30T09:00:10.000Z", prev=RETRY_HASH, by="executor:owed", subject="trunk",
+               obligation="inv:net", key="6" * 64, verdict="fail", commit="7" * 40, exit=1, merging="KB4",
+               failed=("net_probe",),
+               signatures={"net_probe": "v2|connection reset (after <dur>)|test/net.test.mjs:12|200|500"})
+SIGNED_BYTES = (
+    b'{"by":"executor:owed","commit":"7777777777777777777777777777777777777777","exit":1,"failed":["net_probe"],'
+    b'"key":"6666666666666666666666666666666666666666666666666666666666666666","kind":"obs","merging":"KB4",'
+    b'"obligation":"inv:net","prev":"aca20bd8b8e07fcc803f4d2969e5be92f2b989205c57280f2e5901c28ff56bc0","seq":10,'
+    b'"signatures":{"net_probe":"v2|connection reset (after <dur>)|test/net.test.mjs:12|200|500"},'
+    b'"subject":"trunk","ts":"2026-11-30T09:00:10.000Z","verdict":"fail"}'
+)
+SIGNED_HASH = "03ad2499f68b690aa4ca26ce31c06de58e34bee76ce0e74c26b86460bfc5f9d8"
+
+
+def test_signatures_vector_and_an_older_reader_refuses_the_field():
+    assert E.entry_bytes(SIGNED) == SIGNED_BYTES and E.seal(SIGNED).hash == SIGNED_HASH
+    assert b"signatures" not in E.entry_bytes(RETRY)  # empty: omitted
+
+    fields = json.loads(SIGNED_BYTES)
+    # A reader without the field (every field of the entry but this one) refuses it, never drops it silently:
+    older = msgspec.defstruct("Obs", [(k, object) for k in fields if k != "signatures"], forbid_unknown_fields=True)
+    with pytest.raises(msgspec.ValidationError, match="signatures"):
+        msgspec.json.decode(SIGNED_BYTES, type=older)
+
+
+@pytest.mark.parametrize("e", [GENESIS, NOTE, OBS, SWEEP, ADOPT, GRANT, REFRESH, WAITS, ASK, RESUME, RETRY_FAIL, RETRY,
+                               SIGNED])
 def test_msgspec_equals_stdlib_json(e):
     d = msgspec.to_builtins(e)
     d.pop("hash", None)

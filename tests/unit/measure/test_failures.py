@@ -32,7 +32,7 @@ def test_node_tap_evidence():
     f = by_name(sample("node_tap.log"))
     assert f["subtracts"] == Failure(
         name="subtracts", location="test/math.test.mjs:4", expected="3", actual="2",
-        error="Expected values to be strictly equal:")
+        error="Expected values to be strictly equal:", frame="test/math.test.mjs:4")  # from the stack
     # Quoted YAML scalars lose their quotes; node: internals are never the location.
     assert f["parser > reads strings"].expected == "abd"
     assert f["parser > nested > throws; badly"].error == "cannot read x of undefined"
@@ -153,7 +153,8 @@ def test_a_panic_alone_is_evidence_not_a_failing_name():
 def test_pytest_sections_give_e_line_and_test_frame():
     f = by_name(sample("pytest_full.log"))
     assert f["tests/test_calc.py::test_wrong"] == Failure(
-        name="tests/test_calc.py::test_wrong", location="tests/test_calc.py:10", error="assert 3 == 4")
+        name="tests/test_calc.py::test_wrong", location="tests/test_calc.py:10", error="assert 3 == 4",
+        frame="tests/test_calc.py:10")
     assert f["tests/test_calc.py::TestGroup::test_param[2]"].error == "AssertionError: x must be one; really"
     assert f["tests/test_calc.py::test_uses_broken"].error == "RuntimeError: fixture exploded"
 
