@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
 from driver.backoff import Backoffs
+from driver.diskfull import DiskFull
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
@@ -59,6 +60,7 @@ class Driver:
 
         # Idle sweeps (stay mode), drive.notify's command once per wake fact, the trunk refresh of a quiet pass.
         self.sweeps, self.notifier, self.refresh = IdleSweeps(self), Notifier(self), TrunkRefresh(self)
+        self.diskfull = DiskFull(self)  # a disk-full error escaping a pass: notice, sleep, go on
         self.seen = (None, None)  # the state and plan of the latest pass
         self.log = log
         self.summary = None  # the live summary line on a terminal (owed/cli/progress.py), else None
@@ -209,7 +211,7 @@ class Driver:
                 if self.once:
                     await self.background(act, cand_seq, state.seq)
                 else:
-                    tg.start_soon(self.background, act, cand_seq, state.seq)
+                    tg.start_soon(self.diskfull.task, self.background, act, cand_seq, state.seq)
                 done += 1
                 continue
             if act.kind == "notify":
@@ -224,6 +226,7 @@ class Driver:
             except Exception as e:  # noqa: BLE001 - a refused act is reported; the next pass re-decides
                 from owed.errors import OwedError
 
+                self.diskfull.reraise(e)  # a disk-full error is not the act's refusal: the loop pauses
                 msg = e.message if isinstance(e, OwedError) else f"{type(e).__name__}: {e}"
                 wait = self.backoff.push(act.node)  # a refused act is not retried on every pass: 1, 2, 5, 10, 30 min
                 self.emit({"action": act.kind, "node": act.node, "error": msg, "retry_in_s": wait},
@@ -254,35 +257,40 @@ class Driver:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._signals, tg)
             try:
-                while True:
-                    self._early_stop()
-                    done = await self.one_pass(tg)
-                    await self.notifier.after_pass(tg, *self.seen)
-                    if self.once:
-                        return Outcome(0, "idle" if not done else "once")
-                    if self.stop_requested:
-                        while self.inflight:  # noqa: ASYNC110 - background tasks pop themselves; no event to wait on
-                            await anyio.sleep(POLL_S)
-                        return Outcome(0, "stopped")
-                    if done:
-                        continue
-                    busy = self.inflight or self.waiting or await anyio.to_thread.run_sync(self._busy_runs)
-                    if not busy:
-                        if await self.refresh.quiet_pass(*self.seen):  # driver/refresh.py: attest --trunk
-                            continue
-                        if await anyio.to_thread.run_sync(self._moved):
-                            continue  # a run or job ended, or the ledger grew, during the pass: decide again
-                        if not self.stay:
-                            await self.notifier.drain()  # wake commands already started finish first
-                            return Outcome(0, "idle")
-                        await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps
-                        self.emit({"event": "idle-wait"}, "idle: waiting for the ledger to change",
-                                  dedupe="idle")
-                        await self._wait_change(idle=True)
-                        continue
-                    await self._wait_change(idle=False)
+                return await self.diskfull.turns(self._turn, tg)  # turn after turn (driver/diskfull.py)
             finally:
                 tg.cancel_scope.cancel()
+
+    async def _turn(self, tg) -> Outcome | None:
+        """One pass and what follows it: the outcome that ends the loop, or None to go on."""
+        import anyio
+
+        self._early_stop()
+        done = await self.one_pass(tg)
+        await self.notifier.after_pass(tg, *self.seen)
+        if self.once:
+            return Outcome(0, "idle" if not done else "once")
+        if self.stop_requested:
+            while self.inflight:  # noqa: ASYNC110 - background tasks pop themselves; no event to wait on
+                await anyio.sleep(POLL_S)
+            return Outcome(0, "stopped")
+        if done:
+            return None
+        busy = self.inflight or self.waiting or await anyio.to_thread.run_sync(self._busy_runs)
+        if not busy:
+            if await self.refresh.quiet_pass(*self.seen):  # driver/refresh.py: attest --trunk
+                return None
+            if await anyio.to_thread.run_sync(self._moved):
+                return None  # a run or job ended, or the ledger grew, during the pass: decide again
+            if not self.stay:
+                await self.notifier.drain()  # wake commands already started finish first
+                return Outcome(0, "idle")
+            await self.sweeps.maybe_start(tg, *self.seen)  # driver/sweeps.py: idle sweeps
+            self.emit({"event": "idle-wait"}, "idle: waiting for the ledger to change", dedupe="idle")
+            await self._wait_change(idle=True)
+            return None
+        await self._wait_change(idle=False)
+        return None
 
     async def _wait_change(self, *, idle: bool) -> None:
         import anyio

@@ -76,7 +76,7 @@ class Notifier:
             if self.drv.once:
                 await self.run(command, f, self.pending[f.fp][1])
             else:
-                tg.start_soon(self.run, command, f, self.pending[f.fp][1])
+                tg.start_soon(self.drv.diskfull.task, self.run, command, f, self.pending[f.fp][1])
 
     async def drain(self) -> None:
         """Before an idle exit: the wake commands already started finish (each is bounded by 30 s), so the

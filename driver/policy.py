@@ -330,7 +330,7 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
 
 def _owner_due(n: _Node, its) -> list[Action] | None:
     owner = [i for i in its if i.mark == "D" and i.discharger == "owner"]
-    if any(i.mark == "D" and i.discharger == "reviewer" for i in its):  # approval comes after the reviews
+    if any(i.mark == "D" and i.discharger in ("reviewer", "resubmit") for i in its):  # approval after the reviews
         owner = [i for i in owner if i.obligation != "approve"]
     if not owner:
         return None

@@ -1,7 +1,8 @@
 """Rulings on a node no reviewer reviews (pure): the writer acknowledges them by submitting again.
 
 A ruling leaves every candidate in its scope owing the `rulings` acknowledgment. With a review or closure
-review owed, a reviewer records it (`--ack-rulings`). With neither (`review.count: 0`, no closure change) no
+review owed, a reviewer records it (`--ack-rulings`). With neither (the item's discharger is `resubmit`,
+owed/acceptance.py) (`review.count: 0`, no closure change) no
 reviewer is launched for it: the driver sends the writer one `ruling` follow-up carrying the ruling, and
 the writer's next `owed submit` (the same commit is allowed) acknowledges the rulings its recorded launch
 and follow-ups delivered (owed/folds/slots.fold_submit). A writer run that ends after that follow-up
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 def rulings_due(n, its) -> list | None:
     """The writer's ruling follow-up when the only open reviewer item is `rulings` and no review is owed."""
-    open_ = [i for i in its if i.mark == "D" and i.discharger == "reviewer" and not i.obligation.startswith("evidence:")]
-    cand = n.slot.cand
-    if [i.obligation for i in open_] != ["rulings"] or "review" in cand.keys or "closure-review" in cand.keys:
+    open_ = [i for i in its if i.mark == "D" and i.discharger in ("reviewer", "resubmit")
+             and not i.obligation.startswith("evidence:")]
+    if [(i.obligation, i.discharger) for i in open_] != [("rulings", "resubmit")]:
         return None
     if not n.ended:
         return []

@@ -61,7 +61,7 @@ class IdleSweeps:
         self.scope, self.done, self.why = anyio.CancelScope(), anyio.Event(), "stopped"
         self.d.emit({"action": "sweep", "commit": self.head, "detail": "started"},
                     f"sweep: {self.head[:12]} — started (idle)")
-        tg.start_soon(self._run, self.scope, self.done, self.head, self.key)
+        tg.start_soon(self.d.diskfull.task, self._run, self.scope, self.done, self.head, self.key)
         return True
 
     async def _run(self, scope, done, head: str, key: str) -> None:

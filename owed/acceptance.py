@@ -6,7 +6,8 @@ Map:
   definition is superseded: it no longer binds).
 - `active_blocks(state, plan, node_id)`: blocks that still bind (not cleared, not superseded).
 - `items(state, plan, node_id)`: one `Item` per obligation: mark E (evidenced), W (waived by the owner)
-  or D (debt) with its discharger (executor, writer, reviewer, owner, parent) and a hint.
+  or D (debt) with its discharger (executor, writer, reviewer, owner, parent; `resubmit` for the rulings of a
+  candidate no reviewer reviews: the writer's resubmission acknowledges them) and a hint.
 - `accepted(state, plan, node_id)`: every item E or W and no active block on the node.
 - `recused(rec, principal)`: writers of the node (any attempt), and principals whose id equals a
   writer's id, never count as reviewers.
@@ -172,9 +173,14 @@ def _quarantined(state: State, plan, node, check_id: str, obs, node_id: str) -> 
     return excused(obs, check, plan, state, node_id)
 
 
-def _rulings_hint(slot, latest: int) -> str:
+def _reviewed(slot) -> bool:
+    """Whether the candidate owes a review (or a closure review): then a reviewer acknowledges rulings."""
     cand = slot.cand
-    if cand is not None and "review" not in cand.keys and "closure-review" not in cand.keys:
+    return cand is None or "review" in cand.keys or "closure-review" in cand.keys
+
+
+def _rulings_hint(slot, latest: int) -> str:
+    if not _reviewed(slot):
         # No review is owed, so no reviewer acknowledges: the writer's resubmission after a delivered ruling
         # does (owed drive); without a driver nothing delivers it, and the owner decides.
         return (f"the writer's owed submit after owed drive delivered ruling #{latest} (the same commit is allowed); "
@@ -243,7 +249,8 @@ def _rulings_item(state: State, rec, node_id: str, obligation: str, key: str) ->
         r.seq > latest and r.verdict == "ok" and (r.ack_rulings or 0) >= latest and r.rank >= 1
         for r in rec.reviews if not recused(rec, r.by))
     return Item(obligation=obligation, key=key, mark="E" if acked else "D",
-                status="acknowledged" if acked else "missing", discharger=None if acked else "reviewer",
+                status="acknowledged" if acked else "missing",
+                discharger=None if acked else ("reviewer" if _reviewed(slot) else "resubmit"),
                 hint=None if acked else _rulings_hint(slot, latest))
 
 

@@ -1,6 +1,7 @@
 """EDGE of the run rails (owed/rails.py decides): which driver run, if any, this process belongs to.
 
-- `current(cwd)`        the `rails.Run` of this process for the ledger of `cwd`, or None. The process's own
+- `current(cwd)`        the `rails.Run` of this process for the ledger of `cwd` (default: the running op's
+                        cwd, owed/result.acting_in, else the process's), or None. The process's own
                         environment first, then its ancestors' (Linux /proc, at most 32 levels), so an agent that
                         scrubs its environment (`env -i owed approve …`) is still a run. An environment naming a
                         run of another ledger (OWED_RUN_DIR outside this ledger's drive/runs: an agent running
@@ -98,6 +99,9 @@ def _read_rail(runs: Path, rid: str) -> dict | None:
 
 
 def current(cwd: str | None = None) -> rails.Run | None:
+    from owed.result import acting_in
+
+    cwd = cwd or acting_in()  # an op judges the run against the ledger it acts on, not the process's cwd
     ledger: Path | None = None
     looked = False
     for env in _envs():

@@ -9,6 +9,9 @@ Map:
 - `@op`: marks a function as an op: it returns a Result and its `recorded` is filled from the entries
   `Ledger.append` wrote while it ran (per context, so two ops in two threads do not see each other's).
 - `noted(seqs)`: called by `Ledger.append` after its fsync.
+- `acting_in()`: the working directory the running op acts in (its `cwd`, the first argument), or None outside
+  an op: the run rails (owed/rails_env.py) judge the run against that directory's ledger, not the process's
+  working directory (an MCP server, a test or a script calls ops on other repositories).
 - `document(doc)`: the JSON bytes of a document, `contract` first (docs/json.md).
 
 Refusals, usage errors, busy locks and interruptions are not results: an op raises them (owed/errors.py) and
@@ -32,6 +35,7 @@ CONTRACT = 1
 _HEAD = b'{"contract":%d' % CONTRACT
 
 _sink: ContextVar[list[int] | None] = ContextVar("owed_recorded", default=None)
+_where: ContextVar[str | None] = ContextVar("owed_op_cwd", default=None)
 
 P = ParamSpec("P")
 
@@ -68,9 +72,12 @@ def op(fn: Callable[P, Result]) -> Callable[P, Result]:
     def run(*args: P.args, **kwargs: P.kwargs) -> Result:
         seqs: list[int] = []
         token = _sink.set(seqs)
+        cwd = args[0] if args and isinstance(args[0], str) else kwargs.get("cwd")
+        where = _where.set(cwd if isinstance(cwd, str) else _where.get())
         try:
             res = fn(*args, **kwargs)
         finally:
+            _where.reset(where)
             _sink.reset(token)
         outer = _sink.get()
         if outer is not None:  # an op called by an op: the outer one recorded these too
@@ -79,6 +86,11 @@ def op(fn: Callable[P, Result]) -> Callable[P, Result]:
         return res
 
     return run
+
+
+def acting_in() -> str | None:
+    """The working directory of the running op (None outside an op)."""
+    return _where.get()
 
 
 def noted(seqs: list[int]) -> None:

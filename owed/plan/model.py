@@ -244,6 +244,7 @@ class Drive(Spec, kw_only=True):
     measure: Pos = 2
     repairs: NonNeg = 2
     min_free_mb: NonNeg = 2048
+    disk_full_wait_s: NonNeg = 60  # a disk-full error escaping a driver pass: sleep this long, then go on
     watch_idle_min: NonNeg = 15
     idle_rewake_min: NonNeg = 60
     answer_grace_s: NonNeg = 900  # an open question is reminded once after this long

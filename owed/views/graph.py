@@ -72,6 +72,8 @@ def node_phase(state, plan, node, ready: set[str]) -> dict:
             phase, detail = "accepted", "merge pending"
         elif status_phase.startswith("blocked"):
             phase, detail = "blocked", "repair"
+        elif status_phase.startswith("writing"):
+            phase = "writing"
         elif status_phase == "waiting for a decision":
             phase, detail = "needs you", "a decision"
         else:

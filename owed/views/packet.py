@@ -13,16 +13,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-
-class CheckInfo(msgspec.Struct):
-    id: str
-    run: str
-    timeout_s: int
-    red: bool
-    template: str | UnsetType = UNSET  # the versioned expansion the keys are computed from
-    min_ok: int | UnsetType = UNSET
-    mutants: list[str] | UnsetType = UNSET  # the check also owes strength:<id>
-    min_kill: str | UnsetType = UNSET
+from owed.views.packets import CheckInfo, check_info, info_lines
 
 
 class Preauthorized(msgspec.Struct):
@@ -66,27 +57,6 @@ def build(node, attempt: int, worktree: str, branch: str, base: str, rulings: li
                   overlaps=overlaps, submit=f"owed submit {node.id}")
 
 
-def check_info(c) -> CheckInfo:
-    info = CheckInfo(c.id, c.run, c.timeout_s, c.red)
-    if c.template:
-        info.template = c.template
-        if c.min_ok is not None:
-            info.min_ok = c.min_ok
-    if c.mutants:
-        info.mutants, info.min_kill = list(c.mutants), str(c.kill_fraction)
-    return info
-
-
-def _check_lines(c: CheckInfo) -> list[str]:
-    how = f"template {c.template}: {c.run}" if c.template else c.run
-    out = [f"  {c.id}{' (red)' if c.red else ''}: {how} (timeout {c.timeout_s} s)"
-           + (f", at least {c.min_ok} successful tests" if c.min_ok is not UNSET else "")]
-    if c.mutants:
-        out.append(f"    strength:{c.id}: each mutant patch ({', '.join(c.mutants)}, from the base) applied to the "
-                   f"candidate must make {c.id} fail; killed/total >= {c.min_kill} (strength k/n)")
-    return out
-
-
 def render(seq: int, p: Packet) -> str:
     out = [f"Dispatched {p.node} attempt {p.attempt} (#{seq})", f"Worktree: {p.worktree}",
            f"Branch: {p.branch} from {p.base[:12]}"]
@@ -100,7 +70,7 @@ def render(seq: int, p: Packet) -> str:
                    f"paths under {', '.join(p.preauthorized.writes)} at measurement time, without a plan change")
     if p.checks:
         out.append("Checks:")
-        out += [ln for c in p.checks for ln in _check_lines(c)]
+        out += [ln for c in p.checks for ln in info_lines(c)]
     if p.review.count:
         out.append(f"Review: {p.review.count} independent review(s) at rank >= {p.review.min_rank}")
     if p.rulings:

@@ -150,6 +150,8 @@ def _phase(state, plan, node_id: str) -> tuple[str, list]:
         return "measuring", its
     if any(i.discharger in ("owner", "parent") for i in debts):
         return "waiting for a decision", its
+    if debts and all(i.discharger == "resubmit" for i in debts):
+        return "writing (rulings: the writer submits again)", its
     if any(i.status == "waiting" for i in debts):
         from owed.waits import waiting
 

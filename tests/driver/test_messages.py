@@ -49,8 +49,9 @@ def book() -> Book:
 def test_writer_task_shows_templates_strength_and_pre_authorized_writes():
     b = book()
     text = writer_task(b.state, b.plan, "k1")
-    assert "  unit: template node-tap@1: node --test --test-reporter=tap test/; at least 3 successful tests" in text
-    assert "  calc: bash t.sh" in text
+    assert ("  unit: template node-tap@1: node --test --test-reporter=tap test/ (timeout 600 s); at least 3 "
+            "successful tests") in text
+    assert "  calc: bash t.sh (timeout 600 s)" in text
     assert ("strength:calc: owed applies each mutant patch (mutants/*.patch, read from the base) to your candidate "
             "and runs calc against it; your tests must kill a fraction of at least 0.5 of them") in text
     assert ("Pre-authorized by the owner (allow rule, allowance plan #0): owed grants changed paths under "
@@ -58,6 +59,23 @@ def test_writer_task_shows_templates_strength_and_pre_authorized_writes():
     b.dispatch("other")
     other = writer_task(b.state, b.plan, "other")
     assert "Pre-authorized" not in other and "strength:" not in other and "template" not in other
+
+
+def test_the_writer_task_and_the_dispatch_packet_word_checks_alike():
+    """One owner of the check and strength wording (owed/views/packets.py): the text `owed dispatch` prints
+    and the writer's task carry the same lines for every check, template, red and mutant one included."""
+    from owed.views import packet as P
+
+    b = book()
+    node = b.plan.node("k1")
+    slot = b.state.open_slot("k1")
+    packet = P.render(1, P.build(node, 1, slot.worktree, slot.branch, slot.base, [], None, []))
+    task = writer_task(b.state, b.plan, "k1")
+
+    def lines(text):
+        return [ln for ln in text.splitlines() if ln.startswith(("  unit", "  calc", "    strength:"))]
+
+    assert lines(packet) == lines(task) and len(lines(task)) == 3, (lines(packet), lines(task))
 
 
 def _candidate(b: Book, commit="c" * 40):

@@ -56,3 +56,30 @@ def test_a_resubmission_does_not_acknowledge_a_ruling_never_delivered(tmp_path):
     commit = f.ledger()[-1]["commit"]
     f.run("waive", "c", "rulings", "--reason", "the ruling changes nothing here", "--candidate", commit[:12], expect=0)
     assert next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")["status"] == "waived"
+
+
+def test_the_rulings_item_of_a_node_without_reviews_names_no_reviewer(tmp_path):
+    """`review.count: 0`: the rulings debt is the writer's resubmission (discharger `resubmit`), in why's text
+    and JSON, status's phase and receipt, and attest's open list; a reviewed node keeps `reviewer`."""
+    from tests.e2e.conftest import Flow, plan_text
+
+    f = Flow(tmp_path / "repo", plan_text("nodes:\n  - id: c\n    writes: [c.txt]\n"
+                                          "  - id: r\n    writes: [r.txt]\n    review: {count: 1}\n"))
+    f.init()
+    for n in ("c", "r"):
+        f.dispatch(n)
+        f.deliver(n, {f"{n}.txt": "x\n"})
+    f.run("rule", "--nodes", "c,r", "keep it short", expect=0)
+    item = next(i for i in f.why_json("c")["items"] if i["obligation"] == "rulings")
+    assert item["discharger"] == "resubmit"
+    why = f.run("why", "c", expect=0).stdout
+    [line] = [ln for ln in why.splitlines() if "rulings:" in ln and ln.strip().startswith("D")]
+    assert "reviewer" not in line and line.endswith("→ resubmit"), line
+    attest = f.run("attest", "c", "--json", expect=4).stdout
+    assert {"obligation": "rulings", "discharger": "resubmit"} in json.loads(attest)["open"]
+    f.run("attest", "r", expect=4)
+    status = json.loads(f.run("status", "--json", expect=0).stdout)
+    phases = {p["node"]: p["phase"] for p in status["inProgress"]}
+    assert phases["c"] == "writing (rulings: the writer submits again)" and phases["r"] == "reviewing", phases
+    r_item = next(i for i in f.why_json("r")["items"] if i["obligation"] == "rulings")
+    assert r_item["discharger"] == "reviewer"

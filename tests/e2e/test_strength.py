@@ -51,8 +51,9 @@ def test_surviving_and_killed_mutants(flow):
     f = flow(PLAN, files={"src/calc.sh": CALC, **MUTANTS})
     r = f.dispatch("calc")
     # The writer's packet says what strength the check owes.
-    assert ("    strength:quarter: each mutant patch (mutants/*.patch, from the base) applied to the candidate must "
-            "make quarter fail; killed/total >= 0.25 (strength k/n)") in r.stdout
+    assert ("    strength:quarter: owed applies each mutant patch (mutants/*.patch, read from the base) to your "
+            "candidate and runs quarter against it; your tests must kill a fraction of at least 0.25 of them "
+            "(fail on the mutant; the receipt shows strength k/n)") in r.stdout
     # The writer's candidate also carries a "mutant" of its own: ignored, mutants are read from the base.
     f.deliver("calc", {"tests/test.sh": TEST})
     [sub] = [e for e in f.ledger() if e["kind"] == "submit"]

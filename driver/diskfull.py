@@ -1,0 +1,127 @@
+"""A disk-full error escaping a driver pass: log a disk-full event (a wake), sleep, continue.
+
+The measurements judge their own ENOSPC (an `environment:` error, owed/measure); this is what is left: an
+ENOSPC or EDQUOT raised anywhere else in a pass (the drive log, a ledger append, a worktree, a background
+job's bookkeeping) must not end `owed drive --stay`.
+
+- `disk_full(exc)`: the ENOSPC/EDQUOT `OSError` inside `exc` (itself, its causes and contexts, the members of
+  an exception group), or None.
+- `DiskFull(drv)`: `turns(turn, tg)` runs the loop's turns; `guard(turn, tg)` one turn of the loop (a pass and its wait) and turns a disk-full
+  error into a pause (None: go on; `--once` re-raises it); `task(fn, *args)` runs a task of the driver's group
+  under `noting()`: its disk-full error is kept and the loop pauses at its next turn; `pause(exc)`: the notice `disk full: …` (node `disk`, a wake fact for drive.notify and `owed wait`), then
+  `drive.disk_full_wait_s` seconds of sleep (default 60; a stop request ends it early). When the log itself
+  cannot be written the line still reaches stdout, and the event is logged once the log takes writes again.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from contextlib import contextmanager
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(exc: BaseException | None, depth: int = 0) -> OSError | None:
+    if exc is None or depth > 16:
+        return None
+    if isinstance(exc, OSError) and exc.errno in FULL:
+        return exc
+    for inner in getattr(exc, "exceptions", ()):  # an exception group from a task group
+        found = disk_full(inner, depth + 1)
+        if found is not None:
+            return found
+    return disk_full(exc.__cause__ or exc.__context__, depth + 1)
+
+
+def _line(e: OSError) -> str:
+    where = f": {e.filename}" if e.filename else ""
+    return f"disk full: {e.strerror or errno.errorcode.get(e.errno or 0, 'ENOSPC')}{where}"
+
+
+class DiskFull:
+    def __init__(self, drv):
+        self.drv = drv
+        self.noted: OSError | None = None
+        self.unlogged: tuple | None = None  # (event, text) of a disk-full event the log refused
+        self.pauses = 0
+
+    async def turns(self, turn, tg):
+        """The loop's turns until one ends it (its Outcome); a disk-full error pauses between them."""
+        while True:
+            out = await self.guard(turn, tg)
+            if out is not None:
+                return out
+
+    async def guard(self, turn, tg):
+        try:
+            if self.noted is not None:
+                await self.pause(self.noted)
+            return await turn(tg)
+        except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
+            full = disk_full(e)
+            if full is None or self.drv.once:
+                raise
+            await self.pause(full)
+            return None
+
+    def reraise(self, exc: Exception) -> None:
+        """Raise `exc` again when it is a disk-full error the loop pauses for (not under --once)."""
+        if disk_full(exc) is not None and not self.drv.once:
+            raise exc
+
+    async def task(self, fn, *args) -> None:
+        """A task of the driver's task group (a background attest/merge, a drive.notify delivery, an idle
+        sweep): a disk-full error ending it pauses the loop at its next turn instead of ending the group."""
+        with self.noting():
+            await fn(*args)
+
+    @contextmanager
+    def noting(self):
+        try:
+            yield
+        except Exception as e:  # noqa: BLE001 - only a disk-full error is kept, everything else re-raised
+            full = disk_full(e)
+            if full is None or self.drv.once:
+                raise
+            self.noted = full
+
+    def _notice(self, e: OSError, wait: float) -> None:
+        from driver.policy import Action
+
+        act = Action("notify", "disk", reason=_line(e),
+                     command=f"free space; the driver retries in {wait:g} s")
+        state = self.drv.seen[0] or self.drv.ctx.state
+        try:
+            self.drv.notifier.notice(act, state)
+            self.unlogged = None
+        except OSError as again:
+            if disk_full(again) is None:
+                raise
+            self.drv.printed.pop("notify:disk", None)  # not logged: the next attempt writes it
+            self.unlogged = (act, state)
+            sys.stdout.write(f"notice: disk — {act.reason} → {act.command} (the drive log is full too)\n")
+            sys.stdout.flush()
+
+    async def pause(self, exc: OSError) -> None:
+        import anyio
+
+        wait = float(self.drv.ctx.plan.drive_config.disk_full_wait_s)
+        self.noted = None
+        self.pauses += 1
+        self._notice(exc, wait)
+        with anyio.move_on_after(wait):
+            while True:  # a signal (stop) sets the driver's wake; a job ending sets it too
+                ev = self.drv.wake = anyio.Event()
+                if self.drv._early_stop():
+                    break
+                await ev.wait()
+        if self.unlogged is not None:  # room again? the event goes to the log now (a wake for `owed wait`)
+            act, state = self.unlogged
+            try:
+                self.drv.notifier.notice(act, state)
+                self.unlogged = None
+            except OSError as again:
+                if disk_full(again) is None:
+                    raise
+                self.drv.printed.pop("notify:disk", None)
