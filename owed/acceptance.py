@@ -311,10 +311,22 @@ def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[
 
 
 def accepted(state: State, plan, node_id: str) -> bool:
-    its = items(state, plan, node_id)
-    if not its:
+    """`items` all E or W, and every active block waived by a W item. The items are judged one at a time and
+    the first D answers: the reducer asks this after every entry on a node (owed/folds/queue.py), and most
+    candidates it asks about still owe their first item."""
+    rec = state.nodes.get(node_id)
+    node = plan.node(node_id)
+    if rec is None or node is None or rec.slot is None or rec.slot.cand is None or not rec.slot.open:
         return False
-    if any(i.mark == "D" for i in its):
-        return False
-    waived_blocks = {s for i in its if i.mark == "W" for s in i.blocks}
-    return all(b.seq in waived_blocks for b in active_blocks(state, plan, node_id))
+    cand = rec.slot.cand
+    blocks = active_blocks(state, plan, node_id)
+    waived: set[int] = set()
+    judged = False
+    for o in obligations(plan, node, cand):
+        item = item_for(state, plan, node_id, o, cand.keys[o], blocks)
+        if item.mark == "D":
+            return False
+        if item.mark == "W":
+            waived.update(item.blocks)
+        judged = True
+    return judged and all(b.seq in waived for b in blocks)

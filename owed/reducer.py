@@ -37,15 +37,29 @@ def _refuse(e: E.Entry, why: str, cls: type[Refused] = Refused) -> Refused:
     return cls(f"entry #{e.seq} ({E.kind_of(e)}): {why}")
 
 
-def check_envelope(state: State, e: E.Entry) -> None:
-    kind = E.kind_of(e)
+# Principals already parsed (`by` -> role): a replay meets the same few hundred principals thousands of times.
+# Only valid ones are kept, so a bad principal is refused by P.parse every time; the memo is bounded.
+_ROLES: dict[str, str] = {}
+
+
+def _role(by: str) -> str:
+    role = _ROLES.get(by)
+    if role is None:
+        role = P.parse(by)[0]
+        if len(_ROLES) < 4096:
+            _ROLES[by] = role
+    return role
+
+
+def check_envelope(state: State, e: E.Entry, kind: str | None = None) -> None:
+    kind = kind or E.kind_of(e)
     if e.seq != state.seq + 1:
         raise _refuse(e, f"seq {e.seq} does not follow {state.seq}")
     if e.prev != state.head:
         raise _refuse(e, "prev does not match the previous entry's hash")
     if (kind == "genesis") != (e.seq == 0):
         raise _refuse(e, "genesis must be the first entry and only the first")
-    role, _ = P.parse(e.by)
+    role = _role(e.by)
     if role == "owner":
         if e.channel not in P.CHANNELS:
             raise _refuse(e, f"owner acts need a channel ({', '.join(P.CHANNELS)})")
@@ -148,10 +162,11 @@ _FOLDS: dict[str, Callable[..., None]] = {
 
 def apply(state: State, e: E.Entry, plans: Callable) -> State:
     """Validate `e` against `state`, fold it in (in place) and return the state."""
-    check_envelope(state, e)
     kind = E.kind_of(e)
+    check_envelope(state, e, kind)
     if state.train is not None and (why := B.open_problem(state, e)):
         raise _refuse(e, why)
+    plan = None
     if isinstance(e, E.Genesis):
         _genesis(state, e, plans)
     elif isinstance(e, E.Plan):
@@ -159,7 +174,8 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     else:
         fold = _FOLDS.get(kind)
         if fold is not None:
-            fold(state, e, plans(state.plan.sha))
+            plan = plans(state.plan.sha)
+            fold(state, e, plan)
         elif kind not in ("note",):
             # Representable (the format knows it) but not yet understood by this owed: refusing it keeps
             # replay honest — an unchecked adopt could move the ledger trunk with no guard at all.
@@ -169,7 +185,7 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     if state.nodes:
         D.touch(state, e)
         if state.plan is not None:
-            Q.track(state, e, plans(state.plan.sha))
+            Q.track(state, e, plan if plan is not None else plans(state.plan.sha))
     state.seq, state.head, state.ts = e.seq, e.hash, e.ts
     state.kinds[kind] = state.kinds.get(kind, 0) + 1
     return state
