@@ -70,6 +70,16 @@ class _Snapshot(msgspec.Struct):
     state: State
 
 
+class _SnapHead(msgspec.Struct):
+    """The snapshot's header fields alone: verify decodes these and compares the whole body as bytes."""
+
+    v: int
+    owed: str
+    seq: int
+    head: str
+    offset: int
+
+
 class _Mark:
     """Where an in-memory state stands in the file (seq, hash and byte offset), like a snapshot."""
 
@@ -184,7 +194,8 @@ class Ledger:
 
     # --- reading -------------------------------------------------------------------------------------
 
-    def _read_snapshot(self) -> _Snapshot | None:
+    def _snapshot_body(self) -> bytes | None:
+        """The snapshot's body if its file is present and its checksum holds (else None; damaged is noted)."""
         try:
             with open(self._snapshot, "rb") as f:
                 data = f.read()
@@ -194,6 +205,12 @@ class Ledger:
         if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or sha256(body).digest() != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + 32]:
             self.snapshot_damaged = True
             return None
+        return body
+
+    def _read_snapshot(self) -> _Snapshot | None:
+        body = self._snapshot_body()
+        if body is None:
+            return None
         try:
             snap = self._snap_dec.decode(body)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -202,6 +219,21 @@ class Ledger:
         if snap.v != STATE_VERSION or snap.owed != __version__:
             return None
         return snap
+
+    def _read_snapshot_head(self) -> tuple[_SnapHead, bytes] | None:
+        """verify's read of the snapshot: its header and body bytes, without building its State (the replay
+        builds one and compares its encoding with the body: equal bytes, equal state)."""
+        body = self._snapshot_body()
+        if body is None:
+            return None
+        try:
+            snap = msgspec.msgpack.decode(body, type=_SnapHead)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.snapshot_damaged = True
+            return None
+        if snap.v != STATE_VERSION or snap.owed != __version__:
+            return None
+        return snap, body
 
     def _snapshot_matches(self, f, snap, size: int) -> bool:
         """Does the line ending at `snap.offset` hold entry `snap.seq` with hash `snap.head`?"""
@@ -381,14 +413,15 @@ class Ledger:
 
         report: dict = {"ok": True, "entries": 0}
         data = self._verify_bytes(repair, report)
-        snap = self._read_snapshot()
+        found = self._read_snapshot_head()
+        snap = found[0] if found is not None else None
         self._plans.clear()
         self._memo = None
         entries = decode_buffer(data, 0, locked=True)
         # First the chain (order, hashes, the head record) and the blobs the entries name, so damage is
         # reported as damage; then the replay of every guard.
         self._verify_chain(entries, head)
-        state, mismatch = self._replay(entries, snap)
+        state, mismatch, same = self._replay(entries, found)
         if self.snapshot_damaged:
             report["snapshotDamaged"] = True
         if snap is not None and (mismatch is not None or snap.seq > state.seq):
@@ -408,7 +441,9 @@ class Ledger:
                      "before the repair cannot be told")
             report["repaired"] = f"{report['repaired']}; {fixed}" if "repaired" in report else fixed
         if state.seq >= 0:
-            self._write_snapshot(state, len(data))
+            current = same and (snap.seq, snap.head, snap.offset) == (state.seq, state.head, len(data))
+            if not current:  # else the snapshot file already holds these very bytes
+                self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:
                 with DirLock(self.root / "lock"):
                     head_record.write(self.root, state.seq, state.head)
@@ -458,22 +493,27 @@ class Ledger:
             raise head_record.mismatch(head[0])
         self._check_blobs(named)
 
-    def _replay(self, entries: list, snap) -> tuple[State, int | None]:
+    def _replay(self, entries: list, found) -> tuple[State, int | None, bool]:
         """Every entry through the reducer from an empty state (a refusal is damage); the seq where the
-        snapshot's state disagrees with the replay, if it does."""
+        snapshot's state disagrees with the replay, if it does; whether the snapshot is the replay's very bytes
+        (its whole body compared: header and state)."""
         from owed.reducer import apply
 
         state = State()
-        snap_bytes = self._snap_enc.encode(snap.state) if snap else None
-        mismatch = None
+        snap, body = found if found is not None else (None, b"")
+        mismatch, same = None, False
         for e in entries:
             try:
                 apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
             except Refused as err:
                 raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
-            if snap is not None and e.seq == snap.seq and self._snap_enc.encode(state) != snap_bytes:
-                mismatch = e.seq
-        return state, mismatch
+            if snap is not None and e.seq == snap.seq:
+                mine = self._snap_enc.encode(_Snapshot(v=snap.v, owed=snap.owed, seq=snap.seq, head=snap.head,
+                                                       offset=snap.offset, state=state))
+                same = mine == body
+                if not same:
+                    mismatch = e.seq
+        return state, mismatch, same
 
     def _check_blobs(self, named: dict[str, list[int]]) -> None:
         from owed.ledger.blobs import check

@@ -483,3 +483,27 @@ def test_the_snapshots_line_check_reads_seq_and_hash_as_the_full_decode_does(led
             for seq, head, offset in ((e.seq + 1, e.hash, end), (e.seq, "0" * 64, end), (e.seq, e.hash, end - 1),
                                       (e.seq, e.hash, len(data) + 1), (e.seq, e.hash, 0)):
                 assert not ledger._snapshot_matches(f, At(seq=seq, head=head, offset=offset), len(data)), (seq, offset)
+
+
+def test_verify_keeps_a_snapshot_that_holds_its_replay_and_rewrites_any_other(ledger):
+    import msgspec
+
+    from owed.ledger.store import _Snapshot
+
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
+    assert "snapshotMismatch" not in ledger.verify()
+    good = ledger.snapshot_path.read_bytes()
+    ino = ledger.snapshot_path.stat().st_ino
+    assert "snapshotMismatch" not in Ledger(ledger.root).verify()
+    assert ledger.snapshot_path.stat().st_ino == ino  # the very bytes of the replay: not written again
+    # A snapshot whose state is right but whose header names another head is not kept.
+    snap = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
+    _write_snapshot_body(ledger, msgspec.msgpack.encode(msgspec.structs.replace(snap, head="f" * 64)))
+    Ledger(ledger.root).verify()
+    assert ledger.snapshot_path.read_bytes() == good
+    # Nor one a seq behind the ledger: verify leaves the snapshot at the head.
+    ledger.append(lambda s: [note("one more")])
+    before = ledger.snapshot_path.read_bytes()
+    Ledger(ledger.root).verify()
+    after = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
+    assert ledger.snapshot_path.read_bytes() != before and after.seq == Ledger(ledger.root).state().seq
