@@ -17,7 +17,6 @@ A visit budget bounds the work on YAML alias bombs (`&a [*b, *b, …]`).
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any, Callable, Iterable, Mapping
@@ -287,6 +286,8 @@ class Walker:
             if type(key) is not str:
                 self.problem(path, f"keys must be strings, got {got(key)}")
             elif key not in fields:
+                import difflib  # only for an unknown key's hint
+
                 close = difflib.get_close_matches(key, list(fields), n=1)
                 hint = f' (did you mean "{close[0]}"?)' if close else ""
                 self.problem(join(path, key), f"unknown key{hint}")
