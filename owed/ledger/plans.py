@@ -64,6 +64,23 @@ def _doc_decoder():
     return _DOC_DECODER
 
 
+def _read(raw: bytes, sha: str) -> tuple[object, str]:
+    """(plan, "ok") from a current cache entry for `sha`, else (None, "foreign" | "bad"). One typed decode on
+    the read path; only a document that fails it is decoded again, untyped, to tell another version's
+    (ignored silently) from damage (reported by verify)."""
+    try:
+        doc = _doc_decoder().decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        try:
+            meta = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return None, "bad"
+        return None, "foreign" if isinstance(meta, dict) and meta.get("owed") != __version__ else "bad"
+    if doc.owed != __version__:
+        return None, "foreign"
+    return (doc.plan, "ok") if doc.sha == sha else (None, "bad")
+
+
 def load(ledger, sha: str, *, trust_cache: bool = True):
     path = _path(ledger, sha)
     cached = None
@@ -71,18 +88,10 @@ def load(ledger, sha: str, *, trust_cache: bool = True):
     try:
         with open(path, "rb") as f:
             raw = f.read()
-        state = "bad"
-        meta = msgspec.json.decode(raw)
-        if isinstance(meta, dict) and meta.get("owed") != __version__:
-            state = "foreign"
-        else:
-            doc = _doc_decoder().decode(raw)
-            if doc.sha == sha:
-                cached, state = doc.plan, "ok"
     except FileNotFoundError:
-        pass
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        state = "bad"
+        raw = None
+    if raw is not None:
+        cached, state = _read(raw, sha)
     if trust_cache and cached is not None:
         return cached
     plan = _validated(ledger, sha)

@@ -1,0 +1,60 @@
+"""The validated-plan cache (owed/ledger/plans.py) on real files: a current entry is used without validation,
+another version's is ignored silently (typed or not), damage and a wrong sha are reported by verify."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from owed import __version__
+from owed.ledger import plans as plan_cache
+from owed.ledger.store import Ledger
+from owed.ops import planning
+
+
+@pytest.fixture
+def ledger(repo, monkeypatch) -> Ledger:
+    monkeypatch.chdir(repo)
+    planning.init(str(repo), "plan.yaml", rev=None, as_=None, i_am_owner=False, note=None)
+    return Ledger.discover(repo)
+
+
+def _cache(ledger):
+    (path,) = (ledger.root / "cache" / "plans").glob("*.json")
+    return path
+
+
+def test_a_current_entry_is_read_with_one_typed_decode_and_trusted(ledger):
+    sha = ledger.read_all()[0].plan
+    Ledger(ledger.root).plan(sha)
+    path = _cache(ledger)
+    doc = json.loads(path.read_bytes())
+    doc["plan"]["nodes"][0]["title"] = "from the cache"  # a read path trusts the cache: no validation
+    path.write_bytes(msgspec.json.encode(doc))
+    assert Ledger(ledger.root).plan(sha).nodes[0].title == "from the cache"
+    assert Ledger(ledger.root).verify()["cacheMismatch"] == [sha]  # verify does not, and rewrites it
+    assert Ledger(ledger.root).plan(sha).nodes[0].title != "from the cache"
+
+
+@pytest.mark.parametrize(("doc", "reported"), [
+    (lambda sha, plan: {"owed": "0.0.1", "sha": sha, "plan": plan}, False),  # another version, same shape
+    (lambda sha, plan: {"owed": "9.9.9", "sha": sha, "plan": {**plan, "newer": 1}}, False),  # a newer shape
+    (lambda sha, plan: {"sha": sha, "plan": plan}, False),  # no version at all: not ours
+    (lambda sha, plan: {"owed": __version__, "sha": "0" * 64, "plan": plan}, True),  # another plan's
+    (lambda sha, plan: {"owed": __version__, "sha": sha, "plan": {**plan, "newer": 1}}, True),  # damaged
+    (lambda sha, plan: [__version__], True),
+    (None, True),  # not JSON
+])
+def test_other_versions_are_ignored_silently_and_damage_is_reported(ledger, doc, reported):
+    sha = ledger.read_all()[0].plan
+    Ledger(ledger.root).plan(sha)
+    path = _cache(ledger)
+    plan = json.loads(path.read_bytes())["plan"]
+    path.write_bytes(b"{not json" if doc is None else msgspec.json.encode(doc(sha, plan)))
+    assert plan_cache._read(path.read_bytes(), sha)[0] is None
+    assert Ledger(ledger.root).plan(sha) is not None  # validated from the blob and rewritten
+    assert json.loads(path.read_bytes())["owed"] == __version__
+    path.write_bytes(b"{not json" if doc is None else msgspec.json.encode(doc(sha, plan)))
+    assert ("cacheMismatch" in Ledger(ledger.root).verify()) is reported
