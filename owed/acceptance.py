@@ -48,12 +48,28 @@ EXECUTED = ("check", "red", "strength", "writes")
 
 def obligations(plan, node, cand) -> list[str]:
     """The candidate's obligations in receipt order (its submit recorded their keys)."""
+    keys = cand.keys
+    return [o for o in _order(node) if o in keys]
+
+
+# node spec -> its obligations in receipt order: the reducer asks after every node entry (owed/folds/queue.py).
+# Keyed by identity, holding the (frozen) spec, so an id is never reused while its entry stands; bounded.
+_ORDERS: dict[int, tuple[object, tuple[str, ...]]] = {}
+
+
+def _order(node) -> tuple[str, ...]:
+    hit = _ORDERS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
     order = [f"check:{c.id}" for c in node.checks]
     order += [f"red:{c.id}" for c in node.checks if c.red]
     order += [f"strength:{c.id}" for c in node.checks if c.mutants]
     order += ["writes", "closure-review", "review", "rulings", "approve"]
     order += [f"evidence:{ev.id}" for ev in node.evidence]
-    return [o for o in order if o in cand.keys]
+    if len(_ORDERS) >= 4096:
+        _ORDERS.clear()
+    _ORDERS[id(node)] = (node, tuple(order))
+    return tuple(order)
 
 
 def check_defn(check, plan) -> str:
@@ -267,9 +283,10 @@ def _evidence_item(rec, node, ev_id: str, obligation: str, key: str, mine: list[
                 blocks=[b.seq for b in mine])
 
 
-def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block]) -> Item:
+def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block], node=None) -> Item:
+    """One obligation's Item; `node` is plan.node(node_id) when the caller has it already."""
     rec = state.nodes[node_id]
-    node = plan.node(node_id)
+    node = node if node is not None else plan.node(node_id)
     kind, rest = split(obligation)
     mine = [b for b in blocks if b.obligation == obligation]
     ids = [b.seq for b in mine]
@@ -307,7 +324,7 @@ def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[
         return []
     cand = rec.slot.cand
     blocks = active_blocks(state, plan, node_id)
-    return [item_for(state, plan, node_id, o, cand.keys[o], blocks) for o in obligations(plan, node, cand)]
+    return [item_for(state, plan, node_id, o, cand.keys[o], blocks, node) for o in obligations(plan, node, cand)]
 
 
 def accepted(state: State, plan, node_id: str) -> bool:
@@ -323,7 +340,7 @@ def accepted(state: State, plan, node_id: str) -> bool:
     waived: set[int] = set()
     judged = False
     for o in obligations(plan, node, cand):
-        item = item_for(state, plan, node_id, o, cand.keys[o], blocks)
+        item = item_for(state, plan, node_id, o, cand.keys[o], blocks, node)
         if item.mark == "D":
             return False
         if item.mark == "W":
