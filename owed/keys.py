@@ -90,7 +90,19 @@ def inv_key(inv, plan, *, closure: str, reads: str) -> str:
 def inv_defn(inv, plan) -> str:
     """What an invariant's trunk key depends on besides tree content (its run spec, reads and the plan's
     closure globs): a trunk key recorded under another definition is stale until `owed attest --trunk`."""
-    return digest({"o": "inv-defn", **_run_spec(inv, plan), "closure": list(plan.closure), "reads": list(inv.reads)})
+    # Every merge re-keys the trunk through this (folds/refresh.py): one digest per (plan, invariant) object
+    # pair, both frozen and held by the memo, so an id is never reused while its entry stands; bounded.
+    hit = _DEFNS.get((id(inv), id(plan)))
+    if hit is not None and hit[0] is inv and hit[1] is plan:
+        return hit[2]
+    out = digest({"o": "inv-defn", **_run_spec(inv, plan), "closure": list(plan.closure), "reads": list(inv.reads)})
+    if len(_DEFNS) >= 1024:
+        _DEFNS.clear()
+    _DEFNS[(id(inv), id(plan))] = (inv, plan, out)
+    return out
+
+
+_DEFNS: dict[tuple[int, int], tuple[object, object, str]] = {}
 
 
 def writes_key(*, base: str, cand: str, writes) -> str:
