@@ -10,12 +10,15 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from owed.plan.blobcheck import valid_blob
 from owed.plan.load import BUDGET, PlanError, parse_plan, plan_blob
 from owed.plan.names import MAX_TEXT
 
 from .conftest import FULL, QUICKSTART  # noqa: TID252 - sibling fixture module
+from .test_fuzz import FAST, values  # noqa: TID252 - the fuzz test's documents
 from .test_validation import CASES  # noqa: TID252
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
@@ -149,3 +152,18 @@ def test_mutations_fast_accepts_only_what_the_full_validation_accepts(name):
     # Not vacuous: mutations the full validation accepts are accepted here too (none fall back).
     assert both > 20 and slow_only == 0, (both, slow_only)
     assert fast_only == 0
+
+
+_RAW = {name: json.loads(plan_blob(parse_plan(PLANS[name], source=f"{name}.yaml"))) for name in ("full", "rich")}
+_ALL_PATHS = [(name, p) for name, raw in sorted(_RAW.items()) for p in _paths(raw) if p]
+
+
+@FAST
+@given(st.sampled_from(_ALL_PATHS), values, st.booleans())
+def test_random_values_anywhere_fast_implies_the_full_validation(where, value, drop):
+    name, path = where
+    doc = _set(_RAW[name], path, _DELETE if drop and isinstance(path[-1], str) else value)
+    blob = msgspec.json.encode(doc, order="sorted")
+    fast = valid_blob(blob)
+    if fast is not None:
+        assert fast == full_validation(blob)
