@@ -18,7 +18,8 @@ from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
 from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner
 from owed.keys import split
-from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
+from owed.pooling import repeat_of, tally, votes
+from owed.state import HISTORY, Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
 from owed.waits import open_waits, overlap_only, waits_of
 
 VERDICTS = OBS_VERDICTS
@@ -57,8 +58,6 @@ def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec
 
 def _remember(state: State, e: E.Obs) -> None:
     """State.history: the last observations of this subject and obligation, for the refusal hints."""
-    from owed.state import HISTORY
-
     rows = state.history.setdefault(f"{e.subject}\x1f{e.obligation}", [])
     rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
                  {n: e.signatures.get(n, "") for n in e.failed}])
@@ -67,8 +66,6 @@ def _remember(state: State, e: E.Obs) -> None:
 
 def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:
     """Repeat pooling (owed/pooling.py): every run of the key's observations votes when the item repeats."""
-    from owed.pooling import repeat_of, votes
-
     rep = repeat_of(plan, e.subject, e.obligation)
     p, f = votes(e)
     agg.run_passes += p
@@ -80,8 +77,6 @@ def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:
 def _pooled_pass(state: State, e: E.Obs, agg: ObsAgg | None) -> None:
     """A repeating check's key that pools to a pass clears the execution blocks on that key: the plan's
     own `repeat` tolerance decided it (without repeat, pass + fail is ⊤ and a flaky block needs the owner)."""
-    from owed.pooling import tally
-
     if agg is None or not agg.pool or not (agg.passes and agg.fails) or agg.verdict != "pass":
         return
     for b in state.nodes[e.subject].blocks:
@@ -180,8 +175,6 @@ def _fold_attribution(state: State, e: E.Obs, plan) -> None:
         if e.verdict == "fail":
             b.cleared, b.cleared_how = e.seq, "attributed: fails again on its own commit (deterministic)"
         elif e.verdict == "pass" and agg is not None and agg.pool:
-            from owed.pooling import tally
-
             how = "pooled pass" if agg.verdict == "pass" else "attributed: pooled fail"
             b.cleared, b.cleared_how = e.seq, f"{how}: {tally(agg)}"
         elif e.verdict == "pass":
