@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed import entries as E
+
+if TYPE_CHECKING:
+    from pathlib import Path  # verify passes a string: pathlib stays unimported
 
 # kind -> fields holding one blob sha (None allowed). Obs also names one log per run vote.
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -36,7 +39,7 @@ def refs(e: E.Entry) -> Iterator[str]:
 _CHUNK = 1 << 20
 
 
-def check(blob_dir: Path, named: dict[str, list[int]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+def check(blob_dir: str | Path, named: dict[str, list[int]]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """(missing, damaged): blob sha -> seqs naming it. One plain loop: for the small files blobs mostly are,
     a thread pool costs more than it saves (measured: 3x slower on 7k blobs).
 

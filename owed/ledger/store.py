@@ -128,7 +128,8 @@ class Ledger:
         """The ledger of the repository containing `path`: `Repo.ledger_dir()`, the one way to find it."""
         from owed.git import Repo
 
-        return cls(Repo.discover(path or ".").ledger_dir())
+        # ledger_dir()'s answer as a string (realpath, like it): pathlib stays unimported (verify, issue 15)
+        return cls(os.path.realpath(Repo.discover(path or ".").ledger_dir_str()))
 
     def exists(self) -> bool:
         try:
@@ -174,10 +175,12 @@ class Ledger:
     def get_blob(self, sha: str) -> bytes:
         if not _BLOB.match(sha or ""):
             raise UsageError(f"bad blob name {sha!r}: expected 64 lowercase hex digits")
+        where = os.path.join(self.dir, "blobs")
         try:
-            return (self.blobs / sha).read_bytes()
+            with open(os.path.join(where, sha), "rb") as f:
+                return f.read()
         except FileNotFoundError:
-            raise IntegrityError(f"blob {sha} is missing from {self.blobs}") from None
+            raise IntegrityError(f"blob {sha} is missing from {where}") from None
 
     # --- plans ---------------------------------------------------------------------------------------
 
@@ -403,7 +406,7 @@ class Ledger:
         """Replay everything from scratch; raise IntegrityError at the first bad entry, for a ledger shorter
         than its head record, or for a blob an entry names that is missing or damaged."""
         try:
-            head = head_record.read(self.root)
+            head = head_record.read(self.dir)  # strings: a verify that rewrites nothing never imports pathlib
         except IntegrityError:
             if not repair:
                 raise
@@ -436,7 +439,7 @@ class Ledger:
         report["head"] = state.head
         if head is None and state.keeps_head and state.seq > 0:
             if not repair:
-                raise head_record.absent(self.root, state.seq)
+                raise head_record.absent(self.dir, state.seq)
             fixed = (f"the head record was missing: rewritten from the ledger as it is (#{state.seq}); entries cut "
                      "before the repair cannot be told")
             report["repaired"] = f"{report['repaired']}; {fixed}" if "repaired" in report else fixed
@@ -455,7 +458,8 @@ class Ledger:
         from owed.ledger.lock import DirLock
 
         try:
-            data = self.file.read_bytes()
+            with open(self._file, "rb") as f:
+                data = f.read()
         except FileNotFoundError:
             self.require()
             data = b""
@@ -518,7 +522,7 @@ class Ledger:
     def _check_blobs(self, named: dict[str, list[int]]) -> None:
         from owed.ledger.blobs import check
 
-        missing, damaged = check(self.blobs, named)
+        missing, damaged = check(os.path.join(self.dir, "blobs"), named)
         if not (missing or damaged):
             return
 

@@ -16,9 +16,7 @@ Keys repeated in one mapping are reported as problems.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import msgspec.inspect as mi
@@ -28,6 +26,9 @@ from owed.errors import IntegrityError, UsageError, VersionError
 from owed.plan import validate
 from owed.plan.model import Plan, canonical_form
 from owed.plan.walk import DupMapping, TooLarge, Walker
+
+if TYPE_CHECKING:
+    from pathlib import Path  # verify imports this module for BUDGET and the type info: no pathlib there
 
 MAX_BYTES = 16 * 1024 * 1024
 BUDGET = 1_000_000  # values visited; a 2,000-node plan with ten checks each uses about a third
@@ -83,6 +84,8 @@ def _no_constant(name: str) -> Any:
 
 
 def _json(text: str) -> Any:
+    import json  # JSON plan text only: a stored blob takes plan/blobcheck.py's typed decode
+
     try:
         return json.loads(text, object_pairs_hook=_json_object, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
@@ -151,7 +154,8 @@ def raw_document(data: bytes | str, *, source: str = "plan", fmt: str | None = N
 def read_plan_file(path: str | Path) -> tuple[Plan, bytes]:
     """Read and parse a plan file; returns the plan and the file's bytes as read."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
         raise UsageError(f"cannot read plan {path}: {e.strerror or e}") from None
     return parse_plan(data, source=str(path)), data

@@ -17,7 +17,6 @@ A visit budget bounds the work on YAML alias bombs (`&a [*b, *b, …]`).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Iterable, Mapping
 
@@ -64,6 +63,8 @@ def got(v: Any) -> str:
     if type(v) is float:
         return repr(v)
     if type(v) is str:
+        import json  # messages only (a valid plan renders none)
+
         return json.dumps(v if len(v) <= 60 else v[:60] + "…", ensure_ascii=False)
     if isinstance(v, list):
         return "a list"
@@ -95,6 +96,8 @@ def describe(t: Any) -> str:
     if isinstance(t, mi.BoolType):
         return "true or false"
     if isinstance(t, mi.LiteralType):
+        import json
+
         return " or ".join(json.dumps(v) for v in t.values)
     if isinstance(t, mi.NoneType):
         return "null"
