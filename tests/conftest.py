@@ -140,10 +140,11 @@ def pytest_ignore_collect(collection_path, config):
         return None
 
 
-# The directories of the long tests (real engines, drivers with agents, a pty demo, MCP servers), in the order
-# their tests are handed out first: on several workers, the last test to start is then a short one, and no
-# worker is left running a 15 s test alone at the end. A stable sort: within a file the order stays.
-LONG_FIRST = ("tests/remote/", "tests/driver/", "tests/views/", "tests/mcpserver/")
+# The directories of the long tests (mypy over the core, real engines, drivers with agents, a pty demo, MCP
+# servers), in the order their tests are handed out first: on several workers, the last test to start is then
+# a short one, and no worker is left running a 15 s test alone at the end. A stable sort: within a file the
+# order stays.
+LONG_FIRST = ("tests/health/", "tests/remote/", "tests/driver/", "tests/views/", "tests/mcpserver/")
 
 
 def _long_first(rel: str) -> int:

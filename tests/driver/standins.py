@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import git
+from tests.helpers.cli import owed_call
 
 PY = shlex.quote(sys.executable)
 COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
@@ -65,8 +66,9 @@ def make(tmp_path: Path, writer: str, reviewer: str = "exit 0", nodes: str = "",
 
 
 def owed(repo, *args, timeout=180, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True,
-                          timeout=timeout, **kw)
+    """The real CLI: in-process for a test's own steps, `drive`/`wait` (and calls with `env=` ...) in a child
+    (tests/helpers/cli.py owed_call)."""
+    return owed_call(repo, *args, timeout=timeout, **kw)
 
 
 def ok(repo, *args) -> str:

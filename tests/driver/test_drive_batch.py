@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 from tests.conftest import git, make_repo
+from tests.helpers.cli import owed_call
 from tests.e2e.test_merge import accepted, ledger
 
 
@@ -38,6 +39,8 @@ class Cli:
     def __call__(self, *args, cwd=None, env=None, timeout=180):
         import os
 
+        if env is None:  # in-process, `drive` in a child (tests/helpers/cli.py owed_call)
+            return owed_call(cwd or self.cwd, *args, timeout=timeout)
         return subprocess.run([sys.executable, "-m", "owed", *args], cwd=cwd or self.cwd, capture_output=True,
                               text=True, timeout=timeout, env={**os.environ, **(env or {})})
 

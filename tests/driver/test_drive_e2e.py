@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from tests.conftest import git
+from tests.helpers.cli import owed_call
 from tests.helpers.ledger import entries
 
 COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
@@ -79,9 +80,10 @@ def make(tmp_path: Path, script=SCRIPT, agent: str | None = None, **kw) -> Path:
     return repo
 
 
-def owed(repo, *args, timeout=180, **kw):
-    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True,
-                          timeout=timeout, **kw)
+def owed(repo, *args, timeout=180, **kw) -> subprocess.CompletedProcess:
+    """The real CLI: in-process for a test's own steps, `drive`/`wait` (and calls with `env=` ...) in a child
+    (tests/helpers/cli.py owed_call)."""
+    return owed_call(repo, *args, timeout=timeout, **kw)
 
 
 def log_lines(repo) -> list[dict]:

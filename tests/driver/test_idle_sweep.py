@@ -11,6 +11,7 @@ import uuid
 import psutil
 
 from tests.conftest import git, make_repo, wait_for
+from tests.helpers.cli import owed_call
 from tests.helpers.ledger import entries as _ledger
 
 DRIVE = textwrap.dedent("""\
@@ -38,7 +39,7 @@ def _alive(mark: str) -> list:
 
 
 def _owed(repo, *args):
-    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True, timeout=60)
+    return owed_call(repo, *args, timeout=60)  # in-process; `drive` in a child (tests/helpers/cli.py)
 
 
 def test_ready_work_preempts_the_idle_sweep(tmp_path):

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 from tests.conftest import make_repo, wait_for
+from tests.helpers.cli import owed_call
 
 PLAN = textwrap.dedent("""\
     version: 1
@@ -29,7 +30,7 @@ def _ledger(repo) -> list[dict]:
 
 
 def _owed(repo, *args):
-    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=repo, capture_output=True, text=True, timeout=60)
+    return owed_call(repo, *args, timeout=60)  # in-process; `drive` in a child (tests/helpers/cli.py)
 
 
 def test_a_driver_refreshes_trunk_on_a_quiet_pass_and_notifies_red_invariants_once(tmp_path):

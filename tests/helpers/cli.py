@@ -100,3 +100,18 @@ class Cli:
         if process or (process is None and (self.process or needs_process(env))):
             return run_process(list(args), where, env, input, timeout)
         return run_in_process(list(args), where, env, input)
+
+
+# Commands whose process is the point wherever a test calls them: the driver (its loop, signals, detached
+# children, rails of the runs it starts) and `owed wait` (it blocks, polling the driver's files).
+PROCESS_COMMANDS = ("drive", "wait")
+
+
+def owed_call(cwd, *args: str, timeout: float = 180, **kw) -> subprocess.CompletedProcess:
+    """`owed <args>` for a test's own steps (status, why, init, answer, resume ...): in this process, unless
+    the command is in PROCESS_COMMANDS or the call passes anything of subprocess.run's own (`env=` replaces
+    the environment, for instance): then `python -m owed` in a child process, exactly as asked."""
+    if not kw and args and args[0] not in PROCESS_COMMANDS:
+        return run_in_process(list(args), cwd)
+    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, **kw)

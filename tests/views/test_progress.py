@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from tests.conftest import git, make_repo
+from tests.helpers.cli import owed_call
 from tests.views.pty_run import on_pty, raw_pty
 
 SLOW = "echo compiling; sleep 0.6; echo linking-step-$((6*7)); sleep 1.2; grep -qx hi hi.txt"
@@ -37,8 +38,8 @@ def repo(tmp_path):
 
 
 def owed(repo, *args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "owed", *args], cwd=cwd or repo, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=240)
+    """A setup step, in-process (tests/helpers/cli.py owed_call): the pty runs are the children here."""
+    return owed_call(cwd or repo, *args, timeout=240)
 
 
 def submitted(repo):
@@ -83,7 +84,7 @@ def test_merge_shows_the_merge_tree_measurements(repo):
 
 def test_nothing_extra_on_a_pipe_or_with_json(repo):
     submitted(repo)
-    r = owed(repo, "attest", "--genesis")
+    r = owed_call(repo, "attest", "--genesis", stdin=subprocess.DEVNULL)  # a child whose stdout is a pipe
     assert r.returncode == 0 and "measuring" not in r.stdout + r.stderr and "\x1b" not in r.stdout + r.stderr
     code, out = raw_pty(["attest", "greet", "--json"], repo)
     assert code == 0 and "measuring" not in out and "\x1b" not in out
