@@ -16,7 +16,7 @@ from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
-from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner
+from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner, obs_verdict
 from owed.keys import split
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
 from owed.waits import open_waits, overlap_only, waits_of
@@ -26,7 +26,7 @@ VERDICTS = OBS_VERDICTS
 
 def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec:
     c = e.counts
-    rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
+    rec = ObsRec(seq=e.seq, verdict=obs_verdict(e.verdict), commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
                  failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],

@@ -23,6 +23,7 @@ from msgspec import UNSET, UnsetType
 from owed import known_red as KR
 from owed import quarantine as Q
 from owed.acceptance import accepted, active_blocks, items
+from owed.ids import AggVerdict
 from owed.views import trunk_red as TR
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
@@ -62,7 +63,7 @@ class ReadyRow(Record):
 class InvariantRow(Record):
     id: str
     key: str | None
-    verdict: str
+    verdict: AggVerdict
     seq: int | None
 
 
@@ -130,7 +131,7 @@ def invariant_status(state, plan) -> tuple[int, list[InvariantRow]]:
     for inv in plan.invariants:
         key = state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", f"inv:{inv.id}", key) if key else None
-        v = agg.verdict if agg else "none"
+        v: AggVerdict = agg.verdict if agg else "none"
         ok += v == "pass"
         rows.append(InvariantRow(inv.id, key, v, agg.last.seq if agg and agg.last else None))
     return ok, rows
