@@ -4,8 +4,7 @@
 - `run_tail(ledger_root, rid, lines=40)`   {rid, generation, state (sealed | running), exit, error, lines} of
                                            the run's latest generation, or None (never started here)
 - `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's open attempt, newest
-                                           launch first: what `owed why` shows; a halt names its run through
-                                           the node's writer run of that attempt (`halt_tail`)
+                                           launch first: what `owed why` shows
 """
 
 from __future__ import annotations
@@ -67,13 +66,3 @@ def attempt_tails(ledger_root: str | Path, state, node_id: str, lines: int = LIN
         if t is not None:
             out.append({**t, "role": r.role})
     return out
-
-
-def halt_tail(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> dict | None:
-    """The tail of the run a driver halt of `node_id` is about: the open attempt's writer run."""
-    rec = state.nodes.get(node_id)
-    slot = state.open_slot(node_id)
-    if rec is None or rec.halt is None or slot is None:
-        return None
-    writer = [r for r in rec.runs.values() if r.attempt == slot.attempt and r.role == "writer"]
-    return run_tail(ledger_root, max(writer, key=lambda r: r.launch).rid, lines) if writer else None

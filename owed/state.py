@@ -337,10 +337,6 @@ class State(msgspec.Struct, kw_only=True):
     batch_fails: list[BatchFail] = []  # failed batches, oldest first (one per member set and base)
 
     @property
-    def initialized(self) -> bool:
-        return self.seq >= 0
-
-    @property
     def entries(self) -> int:
         return self.seq + 1
 
