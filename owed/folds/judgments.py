@@ -398,10 +398,10 @@ def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None
         out.append(f"genesis measurements incomplete: {', '.join(missing)}")
     defers = {s: d for d in state.node(e.node).defers if d.used is None for s in [d.seq]}
     for inv in plan.invariants:
-        key = e.invariants.get(inv.id)
-        if key is None:
+        if inv.id not in e.invariants:
             out.append(f"inv:{inv.id} has no key on the merge tree")
             continue
+        key = e.invariants[inv.id]
         if key == trunk_keys.get(inv.id):
             continue  # unchanged content: the trunk's status is inherited
         agg = look("trunk", f"inv:{inv.id}", key)
@@ -444,6 +444,8 @@ def fold_merge(state: State, e: E.Merge, plan) -> None:
     if problems:
         raise refuse(e, "; ".join(problems))
     rec = state.nodes[e.node]
+    if rec.slot is None:  # merge_problems refused a node without an open candidate already
+        raise refuse(e, f"{e.node} has no open slot")
     for d in rec.defers:
         if d.seq in e.defers:
             d.used = e.seq
