@@ -135,7 +135,7 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
     assert seen == [1, 2, 3]
 
 
-STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.folds.*", "owed.views.*", "owed.result", "owed.ids"]
+STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids"]
 
 
 def test_strict_optional_stays_on_for_the_core_records_and_folds():
