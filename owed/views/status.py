@@ -101,7 +101,7 @@ class Status(Record):
     trunk_red: list[TR.TrunkRedRow] | UnsetType = UNSET
     known_red: list[KR.KnownRed] | UnsetType = UNSET
     lapsed_known_red: list[KR.KnownRed] | UnsetType = UNSET
-    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
+    conflicts: dict[str, TR.ConflictRow] | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
     receipts: list[ReceiptRow] | UnsetType = UNSET
 
 

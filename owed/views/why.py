@@ -25,7 +25,7 @@ from owed.known_red import Lift as KnownRedLift
 from owed.quarantine import Lift as QuarantineLift
 from owed.views.models import Models
 from owed.views.record import Need, Record
-from owed.views.trunk_red import MergeCheck, WhyTrunk
+from owed.views.trunk_red import ConflictRow, MergeCheck, WhyTrunk
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -182,7 +182,7 @@ class Why(Record):
     merge_checks: list[MergeCheck] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[KnownRedLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_quarantine: list[QuarantineLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
-    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
+    conflicts: ConflictRow | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[RunTail] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
     merge_waiting: dict | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
