@@ -28,7 +28,7 @@ from owed.views import trunk_red as TR
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
-from owed.views.queue import merge_waiting, phase_of
+from owed.views.queue import MergeWait, merge_waiting, phase_of
 from owed.views.record import Need, Record
 
 
@@ -95,7 +95,7 @@ class Status(Record):
     invariants: list[InvariantRow]
     trunk_worktree: str | None
     merge_queue: list[str]
-    merge_waiting: dict[str, dict]
+    merge_waiting: dict[str, MergeWait]
     merge_batch: list[str]  # with drive.merge_batch ≥ 2: the batch the driver merges next (owed/batchplan.py)
     next: list[Need]
     trunk_red: list[TR.TrunkRedRow] | UnsetType = UNSET
@@ -311,7 +311,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     )
 
 
-def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict, needs: list[Need],
+def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict[str, MergeWait], needs: list[Need],
               debt: list[str]) -> list[Progress]:
     """The In progress rows in plan order; each open node's Needs-you items and debt lines are added to
     `needs` and `debt` on the way (in the same order)."""

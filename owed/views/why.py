@@ -24,6 +24,7 @@ from owed.views.driving import wait_phase
 from owed.known_red import Lift as KnownRedLift
 from owed.quarantine import Lift as QuarantineLift
 from owed.views.models import Models
+from owed.views.queue import MergeWait
 from owed.views.record import Need, Record
 from owed.views.trunk_red import ConflictRow, MergeCheck, WhyTrunk
 
@@ -185,7 +186,7 @@ class Why(Record):
     conflicts: ConflictRow | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
     runs: list[RunTail] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
-    merge_waiting: dict | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
+    merge_waiting: MergeWait | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
     merge_batch: list[str] | UnsetType = UNSET  # views/merge_place.py: the planned batch the node is in (the op)
 
 
