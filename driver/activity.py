@@ -6,7 +6,6 @@ tail file for runs still going, and the stall rule (`drive.stall_min`).
                                    (`owed why` shows the last 40 lines of a running run from it);
                                    `stalled(now)`: no output and no change of the `watch` file (the ledger) for
                                    `stall_s` seconds (None or 0: never).
-- `tail_lines(text, n)`            the last n lines of an output tail (pure).
 """
 
 from __future__ import annotations
@@ -18,14 +17,6 @@ from pathlib import Path
 TAIL_BYTES = 64 * 1024
 TAIL_EVERY_S = 2.0
 TAIL_FILE = "tail.txt"
-
-
-def tail_lines(text: str, n: int = 40) -> list[str]:
-    """
-    >>> tail_lines("a\\nb\\nc\\n", 2)
-    ['b', 'c']
-    """
-    return text.rstrip("\n").splitlines()[-n:] if text else []
 
 
 class Activity:

@@ -46,9 +46,6 @@ class Backoffs:
         """Nodes waiting out an environment failure (a foreground driver does not exit idle for them)."""
         return {n for n in self.active() if n in self.env}
 
-    def retry_in(self, node: str) -> int:
-        return max(0, int(self.until.get(node, 0) - self.clock()))
-
     def active(self) -> set[str]:
         """The nodes still waiting out a back-off."""
         now = self.clock()

@@ -151,27 +151,31 @@ def _reviews(rec: NodeRec, obligation: str, key: str) -> list[ReviewRec]:
 
 def _executed(state: State, node_id: str, obligation: str, key: str) -> tuple[str, str | None, ObsRec | None, str]:
     agg = state.agg(node_id, obligation, key)
-    v = agg.verdict if agg else "none"
+    if agg is None:
+        return "D", "executor", None, "missing"
+    v, last_fail = agg.verdict, agg.last_fail
     if v == "pass":
         return "E", None, agg.last_pass, "measured"
-    if v == "fail" and agg.waiting == agg.fails:
+    if v == "fail" and agg.waiting == agg.fails and last_fail is not None:
         # An overlap-only writes failure (obs.waits_on): nobody's repair; it waits for the overlapped open
         # slots, then owed measures writes again on this key (owed/waits.py).
-        if open_waits(state, node_id, agg.waits, agg.last_fail.seq):
-            return "D", None, agg.last_fail, "waiting"
-        return "D", "executor", agg.last_fail, "remeasure"
+        if open_waits(state, node_id, agg.waits, last_fail.seq):
+            return "D", None, last_fail, "waiting"
+        return "D", "executor", last_fail, "remeasure"
     if v == "fail":
-        return "D", "writer", agg.last_fail, "failed"
+        return "D", "writer", last_fail, "failed"
     if v == "conflict":
-        return "D", "owner", agg.last_fail, "conflict"
-    return "D", "executor", agg.last if agg else None, "missing"
+        return "D", "owner", last_fail, "conflict"
+    return "D", "executor", agg.last, "missing"
 
 
 def _wait_hint(state: State, node_id: str, status: str) -> str:
     if status == "remeasure":
         return f"the overlapped slots closed: owed attest {node_id} measures writes again on this key"
-    agg = state.agg(node_id, "writes", state.open_slot(node_id).cand.keys["writes"])
-    shown = ", ".join(open_waits(state, node_id, agg.waits, agg.last_fail.seq))
+    slot = state.open_slot(node_id)
+    agg = state.agg(node_id, "writes", slot.cand.keys["writes"]) if slot and slot.cand else None
+    waits = open_waits(state, node_id, agg.waits, agg.last_fail.seq) if agg and agg.last_fail else []
+    shown = ", ".join(waits)
     return (f"waits for the open slot(s) of {shown} to merge or be abandoned; then writes is measured again "
             f"(or owed resume {node_id} --note \"...\" to measure it now)")
 
@@ -267,7 +271,7 @@ def _rulings_item(state: State, rec, node_id: str, obligation: str, key: str) ->
     return Item(obligation=obligation, key=key, mark="E" if acked else "D",
                 status="acknowledged" if acked else "missing",
                 discharger=None if acked else ("reviewer" if _reviewed(slot) else "resubmit"),
-                hint=None if acked else _rulings_hint(slot, latest))
+                hint=None if acked or latest is None else _rulings_hint(slot, latest))
 
 
 def _evidence_item(rec, node, ev_id: str, obligation: str, key: str, mine: list[Block]) -> Item:

@@ -26,6 +26,7 @@ from typing import Literal, get_args
 Role = Literal["owner", "parent", "writer", "reviewer", "executor"]
 Channel = Literal["delegated", "flag", "tty", "pi-confirm"]
 ObsVerdict = Literal["pass", "fail", "error"]  # an observation (obs, sweep): measured, failed, no information
+AggVerdict = Literal["none", "pass", "fail", "conflict"]  # the observations of one item key: ⊥, pass, fail, ⊤
 ReviewVerdict = Literal["ok", "block"]
 Mark = Literal["E", "W", "D"]  # evidenced, waived, debt
 ObligationKind = Literal["check", "red", "strength", "inv", "writes", "review", "closure-review", "approve",
@@ -34,6 +35,7 @@ ObligationKind = Literal["check", "red", "strength", "inv", "writes", "review", 
 ROLES: tuple[Role, ...] = get_args(Role)
 CHANNELS: tuple[Channel, ...] = get_args(Channel)
 OBS_VERDICTS: tuple[ObsVerdict, ...] = get_args(ObsVerdict)
+AGG_VERDICTS: tuple[AggVerdict, ...] = get_args(AggVerdict)
 REVIEW_VERDICTS: tuple[ReviewVerdict, ...] = get_args(ReviewVerdict)
 MARKS: tuple[Mark, ...] = get_args(Mark)
 OBLIGATION_KINDS: tuple[ObligationKind, ...] = get_args(ObligationKind)
@@ -70,6 +72,14 @@ def claims(text: str, *roles: Role) -> bool:
     """Does a `--as` text, not parsed yet, claim one of `roles`? (`owner` alone claims the owner: its parse
     then refuses it as a bad principal, a usage error, instead of another role's refusal.)"""
     return role_of(text) in roles
+
+
+def obs_verdict(text: str) -> ObsVerdict:
+    """`text` as an observation verdict; ValueError for anything else (the obs fold refuses it first)."""
+    for v in OBS_VERDICTS:
+        if text == v:
+            return v
+    raise ValueError(f"not an observation verdict: {text!r}")
 
 
 def obligation(kind: ObligationKind, ident: str = "") -> str:

@@ -1,11 +1,10 @@
 """EDGE: the output tails of a node's driver runs, read from `<ledger dir>/drive/runs` (driver/runs.py's layout):
 `exit.json`'s output for a sealed generation, the shim's live `tail.txt` for one still running.
 
-- `run_tail(ledger_root, rid, lines=40)`   {rid, generation, state (sealed | running), exit, error, lines} of
-                                           the run's latest generation, or None (never started here)
-- `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's open attempt, newest
-                                           launch first: what `owed why` shows; a halt names its run through
-                                           the node's writer run of that attempt (`halt_tail`)
+- `run_tail(ledger_root, rid, lines=40)`   a RunTail {rid, generation, state (sealed | running), exit, error,
+                                           lines} of the run's latest generation, or None (never started here)
+- `attempt_tails(ledger_root, state, node, lines=40)`  the runs of the node's open attempt (their RunTail with
+                                           `role`), newest launch first: what `owed why` shows (`runs`)
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from owed.lazyre import lazy
 from owed.rails import run_dir_name
+from owed.views.why import RunTail
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,7 +31,7 @@ def _read(path: str) -> str | None:
         return None
 
 
-def run_tail(ledger_root: str | Path, rid: str, lines: int = LINES) -> dict | None:
+def run_tail(ledger_root: str | Path, rid: str, lines: int = LINES) -> RunTail | None:
     run = os.path.join(os.fspath(ledger_root), "drive", "runs", run_dir_name(rid))  # strings: no pathlib on why
     try:
         gens = sorted(int(m.group(1)) for m in map(_GEN.match, os.listdir(run)) if m)
@@ -51,11 +51,11 @@ def run_tail(ledger_root: str | Path, rid: str, lines: int = LINES) -> dict | No
             doc = {}
     text = doc.get("output", "") if sealed is not None else (_read(os.path.join(gen, "tail.txt")) or "")
     out = text.rstrip("\n").splitlines()[-lines:] if text else []
-    return {"rid": rid, "generation": gens[-1], "state": "sealed" if sealed is not None else "running",
-            "exit": doc.get("exit_code"), "error": doc.get("error"), "lines": out}
+    return RunTail(rid, gens[-1], "sealed" if sealed is not None else "running", doc.get("exit_code"),
+                   doc.get("error"), out)
 
 
-def attempt_tails(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> list[dict]:
+def attempt_tails(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> list[RunTail]:
     rec = state.nodes.get(node_id)
     slot = state.open_slot(node_id)  # a merged or abandoned node: its runs are history (`drive --runs`)
     if rec is None or slot is None:
@@ -65,15 +65,6 @@ def attempt_tails(ledger_root: str | Path, state, node_id: str, lines: int = LIN
     for r in runs:
         t = run_tail(ledger_root, r.rid, lines)
         if t is not None:
-            out.append({**t, "role": r.role})
+            t.role = r.role
+            out.append(t)
     return out
-
-
-def halt_tail(ledger_root: str | Path, state, node_id: str, lines: int = LINES) -> dict | None:
-    """The tail of the run a driver halt of `node_id` is about: the open attempt's writer run."""
-    rec = state.nodes.get(node_id)
-    slot = state.open_slot(node_id)
-    if rec is None or rec.halt is None or slot is None:
-        return None
-    writer = [r for r in rec.runs.values() if r.attempt == slot.attempt and r.role == "writer"]
-    return run_tail(ledger_root, max(writer, key=lambda r: r.launch).rid, lines) if writer else None

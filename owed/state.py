@@ -22,6 +22,7 @@ a State as a read-only value.
 import msgspec
 
 from owed.canon import ZERO_HASH
+from owed.ids import AggVerdict, ObsVerdict, ReviewVerdict
 
 STATE_VERSION = 23  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
@@ -86,7 +87,7 @@ class Slot(_S):
 
 class ObsRec(_S):
     seq: int
-    verdict: str
+    verdict: ObsVerdict
     commit: str
     ts: str = ""
     base: str | None = None
@@ -121,7 +122,7 @@ class ObsAgg(_S):
     run_fails: int = 0
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> AggVerdict:
         """⊥ 'none', 'pass', 'fail' or ⊤ 'conflict' (pass and fail on one key) — unless the item repeats:
         then its runs pool, pass iff passing runs × runs ≥ need × all runs (owed/pooling.py)."""
         if self.passes and self.fails:
@@ -163,7 +164,7 @@ class ReviewRec(_S):
     attempt: int
     key: str
     obligation: str
-    verdict: str
+    verdict: ReviewVerdict
     rank: int
     note: str
     ack_rulings: int | None = None
@@ -334,10 +335,6 @@ class State(msgspec.Struct, kw_only=True):
     decoys: dict[str, str] = {}  # revealed decoy node -> defect
     train: TrainRec | None = None  # an open batch merge (between its first and last member entry)
     batch_fails: list[BatchFail] = []  # failed batches, oldest first (one per member set and base)
-
-    @property
-    def initialized(self) -> bool:
-        return self.seq >= 0
 
     @property
     def entries(self) -> int:

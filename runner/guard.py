@@ -110,10 +110,6 @@ def unwatch(pgid: int) -> None:
     _send(f"-{pgid}\n")
 
 
-def guardian_pid() -> int | None:
-    return _guard[0].pid if _guard is not None and _guard_pid == os.getpid() else None
-
-
 def subreaper() -> bool:
     """Become the subreaper of our descendants (once per process); False where Linux does not offer it."""
     global _subreaper

@@ -41,6 +41,8 @@ def _members_problem(members) -> str | None:
 
 def fold_batch_obs(state: State, e: E.Obs, plan, record) -> None:
     ref = e.batch
+    if ref is None:
+        raise refuse(e, "a batch vote names its batch")
     problem = _members_problem(ref.members)
     if problem:
         raise refuse(e, problem)
@@ -103,6 +105,8 @@ def fold_member(state: State, e: E.Merge, plan) -> None:
         t = state.train = TrainRec(members=list(e.members), prior=e.prior, prior_keys=base[1], commit=e.commit,
                                    tree=e.tree, invariants=dict(e.invariants))
     rec = state.nodes[e.node]
+    if rec.slot is None:  # merge_problems refused a member without an open candidate already
+        raise refuse(e, f"{e.node} has no open slot")
     rec.slot.open, rec.slot.closed = False, e.seq
     rec.merged, rec.merge_commit = e.seq, e.commit
     state.trunk_commit, state.trunk_seq = e.commit, e.seq

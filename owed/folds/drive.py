@@ -18,7 +18,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.folds.slots import clear_halt, refuse
 from owed.lazyre import lazy
-from owed.state import State
+from owed.state import Slot, State
 
 ROLES = ("writer", "reviewer")
 SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report", "answer")
@@ -30,7 +30,7 @@ def parse_rid(rid: str) -> dict | None:
     return m.groupdict() if m else None
 
 
-def _driver_slot(state: State, e, plan):
+def _driver_slot(state: State, e, plan) -> Slot:
     if e.by != P.DRIVER:
         raise refuse(e, f"only the driver (parent:drive) records {E.kind_of(e)}")
     slot = state.open_slot(e.node)
@@ -40,7 +40,7 @@ def _driver_slot(state: State, e, plan):
 
 
 def fold_launch(state: State, e: E.Launch, plan) -> None:
-    _driver_slot(state, e, plan)
+    slot = _driver_slot(state, e, plan)
     p = parse_rid(e.rid)
     if p is None or p["node"] != e.node or int(p["attempt"]) != e.attempt or p["role"] != e.role:
         raise refuse(e, f"run id {e.rid!r} does not name this node, attempt and role")
@@ -54,8 +54,8 @@ def fold_launch(state: State, e: E.Launch, plan) -> None:
     from owed.state import RunRec
 
     rec.runs[e.rid] = RunRec(rid=e.rid, role=e.role, attempt=e.attempt, launch=e.seq, spec=e.spec, generation=1,
-                             cand=rec.slot.cand.seq if rec.slot.cand else None, ts=e.ts,
-                             rulings=max(e.rulings or 0, rec.slot.rulings_seen))
+                             cand=slot.cand.seq if slot.cand else None, ts=e.ts,
+                             rulings=max(e.rulings or 0, slot.rulings_seen))
 
 
 def fold_send(state: State, e: E.Send, plan) -> None:

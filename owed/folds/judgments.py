@@ -16,7 +16,7 @@ from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
 from owed.folds.slots import parent_or_owner, refuse
-from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner
+from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner, obs_verdict
 from owed.keys import split
 from owed.pooling import repeat_of, tally, votes
 from owed.state import HISTORY, Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
@@ -27,7 +27,7 @@ VERDICTS = OBS_VERDICTS
 
 def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec:
     c = e.counts
-    rec = ObsRec(seq=e.seq, verdict=e.verdict, commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
+    rec = ObsRec(seq=e.seq, verdict=obs_verdict(e.verdict), commit=e.commit, ts=e.ts, base=e.base, exit=e.exit,
                  tests=c.tests if c else None, passed=c.passed if c else None, failed_n=c.failed if c else None,
                  log=e.log, note=e.note, duration_ms=e.duration_ms, attribution=e.attribution, merging=e.merging,
                  failed=list(e.failed), grant_refused=[r.path for r in e.grant_refused],
@@ -391,10 +391,10 @@ def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None
         out.append(f"genesis measurements incomplete: {', '.join(missing)}")
     defers = {s: d for d in state.node(e.node).defers if d.used is None for s in [d.seq]}
     for inv in plan.invariants:
-        key = e.invariants.get(inv.id)
-        if key is None:
+        if inv.id not in e.invariants:
             out.append(f"inv:{inv.id} has no key on the merge tree")
             continue
+        key = e.invariants[inv.id]
         if key == trunk_keys.get(inv.id):
             continue  # unchanged content: the trunk's status is inherited
         agg = look("trunk", f"inv:{inv.id}", key)
@@ -437,6 +437,8 @@ def fold_merge(state: State, e: E.Merge, plan) -> None:
     if problems:
         raise refuse(e, "; ".join(problems))
     rec = state.nodes[e.node]
+    if rec.slot is None:  # merge_problems refused a node without an open candidate already
+        raise refuse(e, f"{e.node} has no open slot")
     for d in rec.defers:
         if d.seq in e.defers:
             d.used = e.seq

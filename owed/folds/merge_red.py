@@ -32,7 +32,7 @@ def _cand(state: State, node: str) -> int | None:
 def note_merge_obs(state: State, e: E.Obs) -> None:
     node = e.merging if e.subject == "trunk" else e.subject
     rec = state.nodes.get(node) if node else None
-    if rec is None:
+    if rec is None or not node:
         return
     if e.merging is not None:
         agg = state.agg(e.subject, e.obligation, e.key)

@@ -24,7 +24,7 @@ def parent_or_owner(e: E.Entry) -> None:
 
 def planned(state: State, e, plan) -> None:
     if plan.node(e.node) is None:
-        raise refuse(e, f"unknown node {e.node!r} (not in plan #{state.plan.seq})")
+        raise refuse(e, f"unknown node {e.node!r} (not in plan #{state.plan.seq if state.plan else '?'})")
 
 
 def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
@@ -33,8 +33,8 @@ def fold_dispatch(state: State, e: E.Dispatch, plan) -> None:
     rec = state.nodes.get(e.node) or NodeRec()  # added to the state only once the dispatch is valid
     if rec.merged is not None:
         raise refuse(e, f"{e.node} is already merged (#{rec.merged})")
-    if state.open_slot(e.node) is not None:
-        raise refuse(e, f"{e.node} already has an open slot (attempt {rec.slot.attempt})")
+    if (open_ := state.open_slot(e.node)) is not None:
+        raise refuse(e, f"{e.node} already has an open slot (attempt {open_.attempt})")
     if rec.held is not None:
         raise refuse(e, f"{e.node} is held by abandon #{rec.held}: owed resume {e.node}")
     if plan.node(e.node).later:
@@ -164,7 +164,8 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
         return
     if e.release is not None:
         raise refuse(e, f"unknown release {e.release!r}")
-    if state.open_slot(e.node) is None:
+    slot = state.open_slot(e.node)
+    if slot is None or rec is None:
         raise refuse(e, f"{e.node} has no open slot to resume")
     for a in e.after:
         if plan.node(a) is None:
@@ -174,7 +175,6 @@ def fold_resume(state: State, e: E.Resume, plan) -> None:
     if e.expect not in (None, "report"):
         raise refuse(e, f"--expect takes only 'report', not {e.expect!r}")
     if e.remeasure:
-        slot = state.open_slot(e.node)
         if slot.cand is None or e.after or e.expect:
             raise refuse(e, "--remeasure needs an open candidate and takes neither --after nor --expect")
         rec.remeasure = e.seq

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Interrupted
+from owed.ids import ObsVerdict
 from owed.measure import reuse, watch
 
 SETUP_TIMEOUT_S = 600
@@ -49,7 +50,7 @@ class Job:
 @dataclass
 class Measured:
     job: Job
-    verdict: str
+    verdict: ObsVerdict
     exit: int | None = None
     counts: E.Counts | None = None
     note: str | None = None

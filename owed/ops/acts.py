@@ -11,7 +11,7 @@ Map:
   command itself read before the lock, and the check under the lock that it is still the open one, so a
   judgment without `--candidate` binds to the candidate its caller saw, never to one submitted meanwhile.
 - `open_candidate(state, node)`: the open slot and its candidate, or a refusal naming the next step.
-- `known_node(plan, node)`, `required_text(value, what)`.
+- `known_node(plan, node)`.
 - `parent_or_owner(as_, i_am_owner, kind, summary)`: the principal of an act of the parent (default
   `parent:cli`) that the owner may also record (delegated through `owed.ops.authority.owner`).
 - `writer_tree_rail(state, node, cwd)`: a review or evidence from a writer's run of the node is refused:
@@ -56,12 +56,6 @@ def short(commit: str) -> str:
 
 def who(by: str, channel: str | None) -> str:
     return f"{by} ({channel})" if channel else by
-
-
-def required_text(value: str | None, what: str) -> str:
-    if value is None or not value.strip():
-        raise UsageError(what)
-    return value
 
 
 def candidate_arg(text: str | None) -> str | None:

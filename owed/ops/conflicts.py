@@ -1,8 +1,8 @@
 """Conflict files of open candidates, against trunk and against each other: a cached probe for status and why,
 never evidence (nothing is recorded; the merge itself decides with its own merge-tree).
 
-`probe(ctx, only=None)` → {node: {"trunk": [files], "with": {other: [files]}}} for open candidates that
-conflict: `git merge-tree --write-tree` of the ledger trunk with each candidate, and of each pair of open
+`probe(ctx, only=None)` → {node: ConflictRow {"trunk": [files], "with": {other: [files]}}} (views/trunk_red.py)
+for open candidates that conflict: `git merge-tree --write-tree` of the ledger trunk with each candidate, and of each pair of open
 candidates whose writes may overlap (owed/globs.py). Results are cached by commit pair in
 `<ledger>/cache/conflicts.json` (commits never change, so an entry never goes stale; deleting the file costs
 only time), so a repeated status reads one small file and runs no git. The text is views/trunk_red.py
@@ -12,8 +12,13 @@ only time), so a repeated status reads one small file and runs no git. The text 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import msgspec  # not the stdlib json: status and why read this file, and msgspec is loaded anyway
+from msgspec import UNSET
+
+if TYPE_CHECKING:
+    from owed.views.trunk_red import ConflictRow
 
 CACHE_MAX = 512  # pairs kept (newest last)
 
@@ -39,8 +44,9 @@ def _save(path: str, cache: dict) -> None:
         pass  # a cache: a read-only ledger directory only costs the next read its git calls
 
 
-def probe(ctx, only: str | None = None) -> dict[str, dict]:
+def probe(ctx, only: str | None = None) -> dict[str, ConflictRow]:
     from owed.globs import may_overlap
+    from owed.views.trunk_red import ConflictRow
 
     st, plan = ctx.state, ctx.plan
     cands = {n.id: st.open_slot(n.id).cand.commit for n in plan.nodes
@@ -61,24 +67,22 @@ def probe(ctx, only: str | None = None) -> dict[str, dict]:
             dirty = True
         return cache[key]
 
-    out: dict[str, dict] = {}
+    out: dict[str, ConflictRow] = {}
     ids = sorted(cands)
     for n in ids:
         if only is not None and n != only:
             continue
-        row: dict = {}
         t = files(st.trunk_commit, cands[n])
-        if t:
-            row["trunk"] = t
+        others: dict[str, list[str]] = {}
         for o in ids:
             if o == n or not may_overlap(list(plan.node(n).writes), list(plan.node(o).writes)):
                 continue
             a, b = sorted((cands[n], cands[o]))
             w = files(a, b)
             if w:
-                row.setdefault("with", {})[o] = w
-        if row:
-            out[n] = row
+                others[o] = w
+        if t or others:
+            out[n] = ConflictRow(t or UNSET, others or UNSET)
     if dirty:
         _save(path, cache)
     return out

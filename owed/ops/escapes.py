@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed import entries as E
 from owed import principals as P
@@ -17,6 +18,9 @@ from owed.errors import Refused, UsageError
 from owed.folds.escapes import CLASSES, decoy_digest
 from owed.ops import authority
 from owed.ops.context import Context
+
+if TYPE_CHECKING:
+    from owed.views.report import EscapeMetric
 
 
 def escape(cwd: str, node_id: str, *, merge: int, klass: str, note: str, evidence: str | None,
@@ -101,7 +105,9 @@ def decoy_outcomes(entries, decoys: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def escapes_view(state, entries) -> dict:
+def escapes_view(state, entries) -> EscapeMetric:
+    from owed.views.report import EscapeMetric
+
     by_class = {c: 0 for c in CLASSES}
     for _, _, _, c in state.escapes:
         by_class[c] += 1
@@ -109,8 +115,7 @@ def escapes_view(state, entries) -> dict:
     caught = sum(1 for v in outcomes.values() if v == "caught")
     escaped = sum(1 for v in outcomes.values() if v == "escaped")
     rate = None if caught + escaped == 0 else escaped / (caught + escaped)
-    return {"byClass": by_class, "total": len(state.escapes), "decoys": outcomes,
-            "rate": None if rate is None else round(rate, 4), "caught": caught, "escaped": escaped}
+    return EscapeMetric(by_class, len(state.escapes), outcomes, None if rate is None else round(rate, 4), caught, escaped)
 
 
 __all__ = ["escape", "commit", "reveal", "decoy_digest", "read_decoys", "decoy_outcomes", "escapes_view"]

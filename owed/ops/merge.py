@@ -296,10 +296,12 @@ def _probes(ctx: Context, node, pre: str, measured) -> list:
     """For each node check that failed on the merge tree, the same check on trunk (a diagnostic: probes
     never satisfy or block anything). A probe failing with every merge failure name among its own (or
     neither naming any) says trunk is red without this node: `trunk-red: check:X fails on trunk …`."""
+    from owed.ids import ObsVerdict
     from owed.measure.items import node_check_keys
     from owed.measure.run import Job, measure
 
     out: list = []
+    verdict: ObsVerdict
     failing = [x for x in measured if x.verdict == "fail" and x.job.subject == node.id]
     if not failing:
         return out

@@ -223,7 +223,8 @@ def graph(cwd: str, *, format: str = "mermaid", output: str | None = None) -> Re
     except OSError as e:
         raise UsageError(f"cannot write {output}: {e.strerror}") from None
     path = os.path.abspath(output)
-    return Result({**rec, "format": format, "output": path}, f"Wrote the {format} graph to {path}")
+    rec.format, rec.output = format, path
+    return Result(rec, f"Wrote the {format} graph to {path}")
 
 
 IDLE, NOT_IDLE, IDLE_USAGE, IDLE_INTERNAL = 0, 3, 2, 70

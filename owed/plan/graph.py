@@ -102,10 +102,6 @@ def dependents_of(deps: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]
     return out
 
 
-def topo_order(plan: Plan) -> list[str]:
-    return topo_order_of(edges(plan))
-
-
 _DEPENDENTS: dict[int, tuple[Callable[[], object], dict[str, frozenset[str]]]] = {}
 
 

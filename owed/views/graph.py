@@ -3,20 +3,53 @@
 Map:
 - `PHASES`         the phase of a node in the picture, in the order of the legend, with its fill colour.
 - `node_phase`     one node's phase, the detail behind it, its attempt and its receipt marks.
-- `build`          the record: nodes (id, title, phase, detail, attempt, marks E/W/D), dep edges, a banner of
-                   trunk-red invariants.
+- `build`          the record (Graph): nodes (GraphNode: id, title, phase, detail, attempt, marks E/W/D), dep
+                   edges (Edge: from, to), a banner of trunk-red invariants.
 - `to_mermaid`, `to_dot`: text renderings of the record (no dependency). SVG is Graphviz's job
                    (owed/ops/reads.py runs `dot` through runner/).
 
->>> rec = {"nodes": [{"id": "a", "title": None, "phase": "ready", "detail": "", "attempt": None,
-...                   "marks": {"E": 0, "W": 0, "D": 0}, "deps": []}], "edges": [], "banner": []}
+>>> rec = Graph("main", "c" * 40, 1, [GraphNode("a", None, "ready", "", None, {"E": 0, "W": 0, "D": 0}, [])], [], [],
+...             {"ready": 1})
 >>> print(to_dot(rec).splitlines()[-2])
   "a" [label="a\\nready", class="ready", fillcolor="#cfe2ff"];
 """
 
 from __future__ import annotations
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from owed.acceptance import items
+from owed.views.record import Record
+
+
+class GraphNode(Record):
+    id: str
+    title: str | None
+    phase: str  # a key of PHASES
+    detail: str
+    attempt: int | None
+    marks: dict[str, int]  # E / W / D counts of its receipt
+    deps: list[str]
+
+
+class Edge(Record):
+    from_: str = msgspec.field(name="from")
+    to: str
+
+
+class Graph(Record):
+    """`owed graph` (--json: this record after `contract`; with --output also `format` and `output`)."""
+
+    trunk: str
+    trunk_commit: str
+    entries: int
+    nodes: list[GraphNode]
+    edges: list[Edge]
+    banner: list[str]
+    phases: dict[str, int]
+    format: str | UnsetType = UNSET
+    output: str | UnsetType = UNSET
 
 # phase → fill colour (the legend order: done first, then what moves, then what waits).
 PHASES: dict[str, str] = {
@@ -41,7 +74,7 @@ def _marks(its) -> dict[str, int]:
     return out
 
 
-def node_phase(state, plan, node, ready: set[str]) -> dict:
+def node_phase(state, plan, node, ready: set[str]) -> GraphNode:
     """The node's phase (a key of PHASES), a short detail, its attempt and its receipt marks."""
     from owed.views.status import _needs, _phase
 
@@ -82,32 +115,31 @@ def node_phase(state, plan, node, ready: set[str]) -> dict:
         phase = "ready"
     else:
         phase, detail = "waiting", "deps: " + ", ".join(missing)
-    return {"id": node.id, "title": node.title, "phase": phase, "detail": detail, "attempt": attempt,
-            "marks": _marks(its), "deps": list(node.deps)}
+    return GraphNode(node.id, node.title, phase, detail, attempt, _marks(its), list(node.deps))
 
 
-def build(state, plan) -> dict:
+def build(state, plan) -> Graph:
     from owed.readiness import ready_nodes
     from owed.views.status import invariant_status
 
     ready = set(ready_nodes(state, plan))
     nodes = [node_phase(state, plan, n, ready) for n in plan.nodes]
     known = {n.id for n in plan.nodes}
-    edges = [{"from": d, "to": n.id} for n in plan.nodes for d in n.deps if d in known]
+    edges = [Edge(d, n.id) for n in plan.nodes for d in n.deps if d in known]
     _, invs = invariant_status(state, plan)
     banner = [f"inv:{r.id} red on trunk {state.trunk} (obs #{r.seq})" for r in invs if r.verdict in ("fail", "conflict")]
-    counts = {p: sum(1 for n in nodes if n["phase"] == p) for p in PHASES}
-    return {"trunk": state.trunk, "trunkCommit": state.trunk_commit, "entries": state.seq + 1,
-            "nodes": nodes, "edges": edges, "banner": banner, "phases": {p: c for p, c in counts.items() if c}}
+    counts = {p: sum(1 for n in nodes if n.phase == p) for p in PHASES}
+    return Graph(state.trunk, state.trunk_commit, state.seq + 1, nodes, edges, banner,
+                 {p: c for p, c in counts.items() if c})
 
 
-def _facts(n: dict) -> list[str]:
+def _facts(n: GraphNode) -> list[str]:
     """The label's lines after the id: phase (with detail), then attempt and non-zero marks."""
-    head = n["phase"] + (f" ({n['detail']})" if n["detail"] else "")
+    head = n.phase + (f" ({n.detail})" if n.detail else "")
     tail = []
-    if n["attempt"] is not None:
-        tail.append(f"attempt {n['attempt']}")
-    m = n["marks"]
+    if n.attempt is not None:
+        tail.append(f"attempt {n.attempt}")
+    m = n.marks
     if any(m.values()):
         tail.append(" ".join(f"{k}{v}" for k, v in m.items()))
     return [head] + ([" · ".join(tail)] if tail else [])
@@ -117,18 +149,18 @@ def _dot_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def to_dot(rec: dict) -> str:
+def to_dot(rec: Graph) -> str:
     out = ["digraph owed {", '  rankdir=LR;', '  node [shape=box, style="rounded,filled", fontname="Helvetica"];']
-    if rec["banner"]:
-        label = "\\n".join(s.replace("\\", "\\\\").replace('"', '\\"') for s in ["⚠ " + b for b in rec["banner"]])
+    if rec.banner:
+        label = "\\n".join(s.replace("\\", "\\\\").replace('"', '\\"') for s in ["⚠ " + b for b in rec.banner])
         out.append(f'  labelloc=t; fontcolor="#b02a37"; label="{label}";')
-    for e in rec["edges"]:
-        out.append(f"  {_dot_str(e['from'])} -> {_dot_str(e['to'])};")
-    for n in rec["nodes"]:
-        label = "\\n".join(s.replace("\\", "\\\\").replace('"', '\\"') for s in [n["id"], *_facts(n)])
-        extra = ', style="rounded,dashed"' if n["phase"] == "later" else ""
-        out.append(f'  {_dot_str(n["id"])} [label="{label}", class="{n["phase"].replace(" ", "-")}", '
-                   f'fillcolor="{PHASES[n["phase"]]}"{extra}];')
+    for e in rec.edges:
+        out.append(f"  {_dot_str(e.from_)} -> {_dot_str(e.to)};")
+    for n in rec.nodes:
+        label = "\\n".join(s.replace("\\", "\\\\").replace('"', '\\"') for s in [n.id, *_facts(n)])
+        extra = ', style="rounded,dashed"' if n.phase == "later" else ""
+        out.append(f'  {_dot_str(n.id)} [label="{label}", class="{n.phase.replace(" ", "-")}", '
+                   f'fillcolor="{PHASES[n.phase]}"{extra}];')
     out.append("}")
     return "\n".join(out) + "\n"
 
@@ -137,19 +169,19 @@ def _mm_text(s: str) -> str:
     return s.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
 
 
-def to_mermaid(rec: dict) -> str:
-    ids = {n["id"]: f"n{i}" for i, n in enumerate(rec["nodes"])}
+def to_mermaid(rec: Graph) -> str:
+    ids = {n.id: f"n{i}" for i, n in enumerate(rec.nodes)}
     out = ["flowchart LR"]
-    if rec["banner"]:
-        out.append('  banner["' + "<br/>".join(_mm_text("⚠ " + b) for b in rec["banner"]) + '"]:::banner')
-    for n in rec["nodes"]:
-        label = "<br/>".join(_mm_text(s) for s in [n["id"], *_facts(n)])
-        out.append(f'  {ids[n["id"]]}["{label}"]:::{n["phase"].replace(" ", "_")}')
-    for e in rec["edges"]:
-        out.append(f"  {ids[e['from']]} --> {ids[e['to']]}")
+    if rec.banner:
+        out.append('  banner["' + "<br/>".join(_mm_text("⚠ " + b) for b in rec.banner) + '"]:::banner')
+    for n in rec.nodes:
+        label = "<br/>".join(_mm_text(s) for s in [n.id, *_facts(n)])
+        out.append(f'  {ids[n.id]}["{label}"]:::{n.phase.replace(" ", "_")}')
+    for e in rec.edges:
+        out.append(f"  {ids[e.from_]} --> {ids[e.to]}")
     for phase, colour in PHASES.items():
         dash = ",stroke-dasharray:4" if phase == "later" else ""
         out.append(f"  classDef {phase.replace(' ', '_')} fill:{colour},stroke:#555{dash}")
-    if rec["banner"]:
+    if rec.banner:
         out.append("  classDef banner fill:#f8d7da,stroke:#b02a37,color:#b02a37")
     return "\n".join(out) + "\n"

@@ -37,8 +37,8 @@ def lines(v) -> list[str]:
     out = []
     w = v.merge_waiting
     if w is not UNSET and w:
-        ahead = w["ahead"]
-        out.append(f"Merge waiting: driver-internal job {w['job']} (since {hhmm(w['since'])}); "
+        ahead = w.ahead
+        out.append(f"Merge waiting: driver-internal job {w.job} (since {hhmm(w.since)}); "
                    f"{ahead} merge{'' if ahead == 1 else 's'} ahead")
     if v.merge_batch is not UNSET and v.merge_batch:
         b = v.merge_batch

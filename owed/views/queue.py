@@ -12,6 +12,16 @@
 
 from __future__ import annotations
 
+from owed.views.record import Record
+
+
+class MergeWait(Record):
+    """A queued node outside the driver's running merge job: that job, its UTC start, the node's queue position."""
+
+    job: str
+    since: str
+    ahead: int
+
 
 def merge_queue(state, plan) -> list[str]:
     from owed.acceptance import accepted
@@ -31,12 +41,11 @@ def merge_queue(state, plan) -> list[str]:
     return sorted(out, key=lambda n: (-weight.get(n, 0), since[n] if since[n] is not None else state.seq + 1, n))
 
 
-def merge_waiting(queue: list[str], job: dict | None) -> dict[str, dict]:
+def merge_waiting(queue: list[str], job: dict | None) -> dict[str, MergeWait]:
     if not job:
         return {}
     members = set(job.get("members") or ())
-    return {n: {"job": job["job"], "since": job["since"], "ahead": i}
-            for i, n in enumerate(queue) if n not in members}
+    return {n: MergeWait(job["job"], job["since"], i) for i, n in enumerate(queue) if n not in members}
 
 
 def hhmm(ts: str) -> str:
@@ -44,7 +53,7 @@ def hhmm(ts: str) -> str:
     return ts[11:16] if len(ts) >= 16 else ts
 
 
-def phase_of(node: str, job: dict | None, waiting: dict[str, dict]) -> str:
+def phase_of(node: str, job: dict | None, waiting: dict[str, MergeWait]) -> str:
     members = list(job.get("members") or ()) if job else []
     if node in members:
         leader = members[0]
@@ -52,6 +61,6 @@ def phase_of(node: str, job: dict | None, waiting: dict[str, dict]) -> str:
     w = waiting.get(node)
     if w is None:
         return "accepted (merge pending)"
-    ahead = w["ahead"]
-    return (f"accepted (merge waiting for driver-internal job ({w['job']}, since {hhmm(w['since'])}); "
+    ahead = w.ahead
+    return (f"accepted (merge waiting for driver-internal job ({w.job}, since {hhmm(w.since)}); "
             f"{ahead} merge{'' if ahead == 1 else 's'} ahead)")

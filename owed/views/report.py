@@ -13,7 +13,6 @@ blocked (active blocks and how to clear them), In progress, and a totals line.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -103,6 +102,17 @@ class HaltRow(Record):
     reason: str
 
 
+class EscapeMetric(Record):
+    """report's `escapeMetric` (ops/escapes.py escapes_view): escapes per class, decoy outcomes, the escape rate."""
+
+    by_class: dict[str, int]
+    total: int
+    decoys: dict[str, str]  # decoy node -> caught | escaped | pending
+    rate: float | None
+    caught: int
+    escaped: int
+
+
 class Report(Record):
     """`owed report` (--json: this record after `contract`); `escape_metric` is set by the op (ops/escapes.py)."""
 
@@ -118,7 +128,7 @@ class Report(Record):
     escapes: list[EscapeRow]
     halts: list[HaltRow]
     grants: list[GrantRow]
-    escape_metric: dict[str, Any] | UnsetType = UNSET
+    escape_metric: EscapeMetric | UnsetType = UNSET
     debt: list[str] | UnsetType = UNSET  # active known-red and quarantine debt (set by the op: trunk_debt)
 
 
@@ -347,17 +357,17 @@ def _owner_line(a: OwnerAct) -> str:
 
 def _escape_lines(r: Report) -> list[str]:
     m = r.escape_metric if r.escape_metric is not UNSET else None
-    if not (r.escapes or (m and (m["total"] or m["decoys"]))):
+    if not (r.escapes or (m and (m.total or m.decoys))):
         return []
     out = ["Escapes:"]
     out += [f"  #{x.seq} {x.node} (merge #{x.merge}) {x.class_}: {x.note}" for x in r.escapes]
     if m:
-        counts = ", ".join(f"{c} {n}" for c, n in m["byClass"].items() if n)
+        counts = ", ".join(f"{c} {n}" for c, n in m.by_class.items() if n)
         out.append(f"  by class: {counts or 'none'}")
-        if m["decoys"]:
-            out.append("  decoys: " + ", ".join(f"{n} {v}" for n, v in sorted(m["decoys"].items())))
-            rate = "n/a" if m["rate"] is None else f"{m['rate']:.0%}"
-            out.append(f"  escape rate: {rate} ({m['escaped']} escaped / {m['caught'] + m['escaped']} decided)")
+        if m.decoys:
+            out.append("  decoys: " + ", ".join(f"{n} {v}" for n, v in sorted(m.decoys.items())))
+            rate = "n/a" if m.rate is None else f"{m.rate:.0%}"
+            out.append(f"  escape rate: {rate} ({m.escaped} escaped / {m.caught + m.escaped} decided)")
     return out
 
 

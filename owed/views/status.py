@@ -23,11 +23,12 @@ from msgspec import UNSET, UnsetType
 from owed import known_red as KR
 from owed import quarantine as Q
 from owed.acceptance import accepted, active_blocks, items
+from owed.ids import AggVerdict
 from owed.views import trunk_red as TR
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
 from owed.views.next import next_items
-from owed.views.queue import merge_waiting, phase_of
+from owed.views.queue import MergeWait, merge_waiting, phase_of
 from owed.views.record import Need, Record
 
 
@@ -62,7 +63,7 @@ class ReadyRow(Record):
 class InvariantRow(Record):
     id: str
     key: str | None
-    verdict: str
+    verdict: AggVerdict
     seq: int | None
 
 
@@ -94,13 +95,13 @@ class Status(Record):
     invariants: list[InvariantRow]
     trunk_worktree: str | None
     merge_queue: list[str]
-    merge_waiting: dict[str, dict]
+    merge_waiting: dict[str, MergeWait]
     merge_batch: list[str]  # with drive.merge_batch ≥ 2: the batch the driver merges next (owed/batchplan.py)
     next: list[Need]
     trunk_red: list[TR.TrunkRedRow] | UnsetType = UNSET
     known_red: list[KR.KnownRed] | UnsetType = UNSET
     lapsed_known_red: list[KR.KnownRed] | UnsetType = UNSET
-    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
+    conflicts: dict[str, TR.ConflictRow] | UnsetType = UNSET  # ops/conflicts.py: conflict files against trunk and open candidates
     receipts: list[ReceiptRow] | UnsetType = UNSET
 
 
@@ -130,7 +131,7 @@ def invariant_status(state, plan) -> tuple[int, list[InvariantRow]]:
     for inv in plan.invariants:
         key = state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", f"inv:{inv.id}", key) if key else None
-        v = agg.verdict if agg else "none"
+        v: AggVerdict = agg.verdict if agg else "none"
         ok += v == "pass"
         rows.append(InvariantRow(inv.id, key, v, agg.last.seq if agg and agg.last else None))
     return ok, rows
@@ -310,7 +311,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     )
 
 
-def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict, needs: list[Need],
+def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict[str, MergeWait], needs: list[Need],
               debt: list[str]) -> list[Progress]:
     """The In progress rows in plan order; each open node's Needs-you items and debt lines are added to
     `needs` and `debt` on the way (in the same order)."""

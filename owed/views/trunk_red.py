@@ -19,6 +19,7 @@ invariants that are red on the ledger trunk itself, or not measured there yet.
 
 from __future__ import annotations
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from owed import known_red as KR
@@ -87,6 +88,14 @@ class MergeCheck(Record):
     probe: int | UnsetType = UNSET
     discharger: str | UnsetType = UNSET
     hint: str | UnsetType = UNSET
+
+
+class ConflictRow(Record):
+    """One open candidate's conflict files (ops/conflicts.py probe): against trunk, and against other open
+    candidates whose writes may overlap (`with`: node -> files). A probe, never evidence."""
+
+    trunk: list[str] | UnsetType = UNSET
+    with_: dict[str, list[str]] | UnsetType = msgspec.field(default=UNSET, name="with")
 
 
 class TrunkInvariant(Record):
@@ -246,12 +255,12 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
     return out
 
 
-def conflict_lines(conflicts: dict, trunk: str) -> list[str]:
+def conflict_lines(conflicts: dict[str, ConflictRow], trunk: str) -> list[str]:
     """status's Conflicts section (the probe of ops/conflicts.py)."""
     out = ["Conflicts (a probe, not evidence):"] if conflicts else []
     for n, row in sorted(conflicts.items()):
-        parts = ([f"with trunk {trunk[:12]}: {', '.join(row['trunk'][:5])}"] if row.get("trunk") else [])
-        parts += [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted(row.get("with", {}).items())]
+        parts = ([f"with trunk {trunk[:12]}: {', '.join(row.trunk[:5])}"] if row.trunk else [])
+        parts += [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted((row.with_ or {}).items())]
         out.append(f"  {n}: " + " · ".join(parts))
     return out
 
@@ -339,8 +348,8 @@ def merge_check_lines(v) -> list[str]:
     if v.conflicts:
         c = v.conflicts
         out.append("Conflicts (a probe, not evidence): " + " · ".join(
-            ([f"with trunk: {', '.join(c['trunk'][:5])}"] if c.get("trunk") else [])
-            + [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted(c.get("with", {}).items())]))
+            ([f"with trunk: {', '.join(c.trunk[:5])}"] if c.trunk else [])
+            + [f"with open candidate {o}: {', '.join(f[:5])}" for o, f in sorted((c.with_ or {}).items())]))
     for q in v.lifts_quarantine or []:
         where = f"{q.node}/{q.obligation}" if q.node else q.obligation
         out.append(f"Its merge lifts quarantine of {where}: {', '.join(q.tests)} (measured without those "

@@ -24,8 +24,9 @@ from owed.views.driving import wait_phase
 from owed.known_red import Lift as KnownRedLift
 from owed.quarantine import Lift as QuarantineLift
 from owed.views.models import Models
+from owed.views.queue import MergeWait
 from owed.views.record import Need, Record
-from owed.views.trunk_red import MergeCheck, WhyTrunk
+from owed.views.trunk_red import ConflictRow, MergeCheck, WhyTrunk
 
 _MARK = {"measured": "✔", "reviewed": "✔", "acknowledged": "✔", "waived": "⚠", "failed": "✘", "conflict": "⊤",
          "missing": "⊥", "blocked": "⛔"}
@@ -145,6 +146,19 @@ class MergeRef(Record):
     commit: str | None
 
 
+class RunTail(Record):
+    """A `runs` row (owed/run_tails.py reads it): the last lines of a run's latest generation (its exit record's
+    output once sealed, the live tail.txt while running)."""
+
+    rid: str
+    generation: int
+    state: str  # sealed | running
+    exit: int | None
+    error: str | None
+    lines: list[str]
+    role: str | UnsetType = UNSET  # attempt_tails: writer | reviewer
+
+
 class Why(Record):
     """`owed why <node>` (--json: this record after `contract`); `why trunk` is views/trunk_red.py's record."""
 
@@ -169,10 +183,10 @@ class Why(Record):
     merge_checks: list[MergeCheck] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_known_red: list[KnownRedLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why
     lifts_quarantine: list[QuarantineLift] | UnsetType = UNSET  # views/trunk_red.py decorate_why (owed/quarantine.py)
-    conflicts: dict | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
-    runs: list[dict] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
+    conflicts: ConflictRow | UnsetType = UNSET  # ops/conflicts.py (set by the op): a probe, never evidence
+    runs: list[RunTail] | UnsetType = UNSET  # owed/run_tails.py: the attempt's runs' last 40 lines (set by the op)
     report: str | UnsetType = UNSET  # a parked report run's last 40 lines (the halt's blob; set by the op)
-    merge_waiting: dict | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
+    merge_waiting: MergeWait | UnsetType = UNSET  # views/merge_place.py: {job, since, ahead} (runtime cache; the op)
     merge_batch: list[str] | UnsetType = UNSET  # views/merge_place.py: the planned batch the node is in (the op)
 
 
@@ -426,10 +440,10 @@ def _tail_lines(v: Why) -> list[str]:
 
         out += lines(v.models)
     for t in v.runs or []:  # the last 40 lines of the attempt's newest run (every run with --full)
-        end = "running" if t["state"] == "running" else (t.get("error") or f"exit {t.get('exit')}")
-        out.append(f"Run {t['rid']} ({t['role']}, generation {t['generation']}, {end}): "
-                   + (f"last {len(t['lines'])} lines of output:" if t["lines"] else "no output"))
-        out += [f"  | {ln}" for ln in t["lines"]]
+        end = "running" if t.state == "running" else (t.error or f"exit {t.exit}")
+        out.append(f"Run {t.rid} ({t.role}, generation {t.generation}, {end}): "
+                   + (f"last {len(t.lines)} lines of output:" if t.lines else "no output"))
+        out += [f"  | {ln}" for ln in t.lines]
     from owed.views.merge_place import lines as merge_place_lines
     from owed.views.trunk_red import merge_check_lines
 

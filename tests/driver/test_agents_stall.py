@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 
+import msgspec
 import psutil
 
 from tests.driver.conftest import marker, wait_state
@@ -59,9 +59,9 @@ def test_a_running_run_keeps_a_live_tail_and_a_stopped_one_keeps_its_output(pool
     (ledger_root / "drive").mkdir(parents=True)
     (ledger_root / "drive" / "runs").symlink_to(pool.root)
     t = run_tail(ledger_root, "live:1")
-    assert t["state"] == "running" and t["lines"][-1] == "line 50" and len(t["lines"]) == 40
+    assert t.state == "running" and t.lines[-1] == "line 50" and len(t.lines) == 40
     pool.stop("live:1")
     v = pool.view("live:1")
     assert v.stopped and v.output_tail.splitlines()[-1] == "line 50"
     t = run_tail(ledger_root, "live:1")
-    assert t["state"] == "sealed" and t["lines"][0] == "line 11" and json.dumps(t)
+    assert t.state == "sealed" and t.lines[0] == "line 11" and msgspec.json.encode(t)

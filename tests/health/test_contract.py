@@ -135,6 +135,20 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
     assert seen == [1, 2, 3]
 
 
+STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids"]
+
+
+def test_strict_optional_stays_on_for_the_core_records_and_folds():
+    """mypy.ini: entries, the state, every fold and the views narrow each Optional (strict_optional = True)."""
+    import configparser
+
+    ini = configparser.ConfigParser()
+    ini.read(ROOT / "mypy.ini")
+    on = {m.strip() for sec in ini.sections() if sec.startswith("mypy-") and ini[sec].getboolean("strict_optional")
+          for m in sec[len("mypy-"):].split(",")}
+    assert set(STRICT_OPTIONAL) <= on, sorted(set(STRICT_OPTIONAL) - on)
+
+
 def test_no_test_double_in_the_shipped_package():
     shipped = [p for p in files("owed/**/*.py", "driver/**/*.py", "runner/**/*.py") if "STANDIN" in p.read_text()]
     assert not shipped, shipped

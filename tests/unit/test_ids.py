@@ -55,3 +55,23 @@ def test_obligation_ids_round_trip():
     for kind, ident in [("check", "unit:fast"), ("inv", "tree"), ("writes", ""), ("evidence", "shot")]:
         ob = ids.obligation(kind, ident)
         assert (ids.obligation_kind(ob), ids.obligation_id(ob)) == (kind, ident)
+
+
+def test_verdicts_are_typed_in_the_state():
+    """ObsRec and ReviewRec hold the Literal verdicts (a snapshot with another value does not decode);
+    obs_verdict turns a checked entry's text into one, and refuses anything else."""
+    import msgspec
+
+    from owed.state import ObsAgg, ObsRec, ReviewRec
+
+    assert ids.obs_verdict("error") == "error"
+    with pytest.raises(ValueError, match="not an observation verdict"):
+        ids.obs_verdict("maybe")
+    assert msgspec.convert({"seq": 1, "verdict": "fail", "commit": "c"}, ObsRec).verdict == "fail"
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"seq": 1, "verdict": "maybe", "commit": "c"}, ObsRec)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"seq": 1, "by": "r", "attempt": 1, "key": "k", "obligation": "review", "verdict": "meh",
+                         "rank": 1, "note": "n"}, ReviewRec)
+    assert ObsAgg().verdict == "none" and ObsAgg(passes=1, fails=1).verdict == "conflict"
+    assert set(ids.AGG_VERDICTS) == {"none", "pass", "fail", "conflict"}

@@ -58,6 +58,15 @@ def test_status_why_brief_report_and_metrics_are_camel_case_structs(tmp_path):
     item = msgspec.to_builtins(ItemRow("review", "D", "missing", "k", discharger="reviewer"))
     assert item == {"obligation": "review", "mark": "D", "status": "missing", "key": "k", "discharger": "reviewer"}
     assert "parentActs" in msgspec.to_builtins(got["metrics"])
+    from owed.views.graph import Edge, Graph
+
+    graph = reads.graph(repo).doc
+    assert isinstance(graph, Graph) and list(msgspec.to_builtins(graph)) == [
+        "trunk", "trunkCommit", "entries", "nodes", "edges", "banner", "phases"]
+    assert msgspec.json.encode(Edge("a", "b")) == b'{"from":"a","to":"b"}'
+    out = tmp_path / "g.mmd"
+    written = msgspec.to_builtins(reads.graph(repo, output=str(out)).doc)
+    assert list(written)[-2:] == ["format", "output"] and written["output"] == str(out)
 
 
 def _halted_and_asking():
