@@ -13,19 +13,29 @@ are its `runs` votes (a repeated measurement), else one vote of its verdict; err
 
 from __future__ import annotations
 
-from owed.keys import split
+
+
+_REPEATS: dict[int, tuple[dict[tuple[str, str], tuple[int, int]], object]] = {}
+
+
+def _repeats(plan) -> dict[tuple[str, str], tuple[int, int]]:
+    """(subject, obligation) -> (runs, need) of every repeating item of a (frozen) plan, built once per plan:
+    replay asks for every observation, and most plans repeat nothing."""
+    key = id(plan)
+    found = _REPEATS.get(key)
+    if found is None:
+        from _weakref import ref
+
+        table = {("trunk", f"inv:{i.id}"): (i.repeat.runs, i.repeat.needed) for i in plan.invariants if i.repeat}
+        table.update({(n.id, f"check:{c.id}"): (c.repeat.runs, c.repeat.needed)
+                      for n in plan.nodes for c in n.checks if c.repeat})
+        found = _REPEATS[key] = (table, ref(plan, lambda _r: _REPEATS.pop(key, None)))
+    return found[0]
 
 
 def repeat_of(plan, subject: str, obligation: str) -> tuple[int, int] | None:
-    kind, rest = split(obligation)
-    spec = None
-    if kind == "inv":
-        spec = next((i for i in plan.invariants if i.id == rest), None)
-    elif kind == "check":
-        node = plan.node(subject)
-        spec = next((c for c in node.checks if c.id == rest), None) if node is not None else None
-    rep = getattr(spec, "repeat", None)
-    return (rep.runs, rep.needed) if rep is not None else None
+    table = _repeats(plan)
+    return table.get((subject, obligation)) if table else None
 
 
 def votes(e) -> tuple[int, int]:

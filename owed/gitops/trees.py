@@ -103,6 +103,27 @@ class TreesMixin(RepoBase):
         out = self._git([*_DIFF_CONFIG, "diff", *_DIFF_OPTS, "--name-only", "-z", a, b, "--"]).out
         return [decode_path(p) for p in out.split(b"\0") if p]
 
+    def changed_paths_many(self, pairs: list[tuple[str, str]]) -> list[list[str]]:
+        """`changed_paths(a, b)` of every (a, b) pair of commits in one `git diff-tree --stdin` (a batch's
+        member links): each pair's section starts with its `b` (`--always`: also when nothing changed)."""
+        if not pairs:
+            return []
+        feed = "".join(f"{b} {a}\n" for a, b in pairs).encode()
+        out = self._git([*_DIFF_CONFIG, "diff-tree", "--stdin", "--always", "-r", "--name-only", "-z", *_DIFF_OPTS],
+                        input=feed).out
+        tokens = [t for t in out.split(b"\0") if t]
+        result: list[list[str]] = []
+        k = 0
+        for t in tokens:
+            if k < len(pairs) and t.decode("ascii", "replace") == pairs[k][1]:
+                result.append([])
+                k += 1
+            elif result:
+                result[-1].append(decode_path(t))
+        if k != len(pairs):
+            raise GitError(f"git diff-tree --stdin answered {k} of {len(pairs)} pairs")
+        return result
+
     def patch_sha(self, a: str, b: str) -> str:
         """sha256 of `git diff --binary --full-index --no-renames a b`, hashed as it streams (never buffered)."""
         import hashlib  # a whole patch: OpenSSL's sha256 (owed/canon.py keeps it off read paths)

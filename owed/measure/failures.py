@@ -348,9 +348,10 @@ def _scan(text: str, cwd: str | None, wanted: frozenset[str] | None = None) -> _
     return found
 
 
-def scan_failures(text: str, cwd: str | None = None) -> tuple[Failure, ...]:
-    """Every failing test the log names, in order of first appearance, with its evidence."""
-    found = _scan(text, cwd)
+def scan_failures(text: str, cwd: str | None = None, wanted: frozenset[str] | None = None) -> tuple[Failure, ...]:
+    """Every failing test the log names, in order of first appearance, with its evidence (TAP diagnostics read
+    only for `wanted` names when given)."""
+    found = _scan(text, cwd, wanted)
     return tuple(Failure(name=n, **found.evidence.get(n, {})) for n in found.names)
 
 

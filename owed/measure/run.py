@@ -305,12 +305,14 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
         shutil.rmtree(holder, ignore_errors=True)
 
 
-def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grantable=None) -> Measured:
+def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grantable=None,
+                   paths: list[str] | None = None) -> Measured:
     """Changed paths against the effective writes: the node's scopes plus the attempt's exact grants.
     `grantable(paths) -> (granted, {path: reason})` (attest only) grants covered paths now: they are
-    recorded with the observation, and the first reason of a refused path becomes the note."""
+    recorded with the observation, and the first reason of a refused path becomes the note. `paths`: the
+    changed paths of base..commit when the caller has them already (a batch's links, in one git call)."""
     t0 = time.monotonic()
-    paths = repo.changed_paths(job.base, job.commit)
+    paths = repo.changed_paths(job.base, job.commit) if paths is None else paths
     bad = [p for p in writes_problem(node, paths) if p not in set(granted)]
     new, reasons = grantable(bad) if grantable and bad else ([], {})
     bad = [p for p in bad if p not in set(new)]

@@ -48,11 +48,11 @@ def signature(f) -> str | None:
 def signatures(output: str, names, cwd: str | None = None) -> dict[str, str]:
     from owed.measure.failures import scan_failures
 
-    wanted = set(list(names)[:MAX])
+    wanted = frozenset(list(names)[:MAX])
     if not wanted:
         return {}
     out: dict[str, str] = {}
-    for f in scan_failures(output, cwd):
+    for f in scan_failures(output, cwd, wanted):
         if f.name in wanted and f.name not in out:
             sig = signature(f)
             if sig is not None:

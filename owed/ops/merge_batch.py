@@ -108,10 +108,11 @@ def _writes_out(ctx: Context, links: list[Link]) -> list[list[str]]:
     from owed.measure.run import Job, measure_writes
 
     out = []
-    for link in links:
+    changed = ctx.repo.changed_paths_many([(link.prev, link.commit) for link in links])  # one git call
+    for link, paths in zip(links, changed):
         node, slot = ctx.plan.node(link.node), ctx.state.open_slot(link.node)
         w = measure_writes(ctx.repo, node, Job(link.node, "writes", "", link.commit, link.prev, None,
-                                                merging=link.node), granted=slot.granted)
+                                                merging=link.node), granted=slot.granted, paths=paths)
         if w.verdict != "pass":
             out.append([link.node, f"writes fails on the batch tree: {w.note}"])
     return out

@@ -5,7 +5,8 @@
   the phase of a node inside the running job (`accepted (merging)` / `accepted (merge in batch with
   <leader>)`), `merge_waiting` `{job, since, ahead}` of a queued node outside it (status's
   `mergeWaiting[id]`) and `merge_batch`, the planned batch it is in (status's `mergeBatch`, with
-  `drive.merge_batch` ≥ 2: owed/batchplan.py). Nothing is set for a node outside the queue.
+  `drive.merge_batch` ≥ 2: owed/batchplan.py); a node that landed in a batch: `merged (#seq, in batch a, b,
+  c)`. Nothing is set for a node outside the queue.
 - `lines(view)`: the text lines of both.
 """
 
@@ -18,6 +19,12 @@ def decorate(state, plan, node_id: str, v, job: dict | None) -> None:
     from owed.views.queue import merge_queue, merge_waiting, phase_of
     from owed.views.status import planned_batch
 
+    rec = state.nodes.get(node_id)
+    if rec is not None and rec.merged is not None:
+        members = state.merge_members.get(rec.merged)
+        if members:  # landed with others: one trunk move for the batch
+            v.phase = f"merged (#{rec.merged}, in batch {', '.join(members)})"
+        return
     queue = merge_queue(state, plan)
     if node_id not in queue:
         return

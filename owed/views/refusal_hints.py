@@ -16,7 +16,9 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
   probes — never the node's own trees): `<name>: same test failed on older trees (#a, #b, #c)`, or
   `… (different error) (#…)` when each of those failures has another signature (State.history, the last 20
   observations per subject and obligation). Signatures are owed/measure/signatures.py's; a missing one
-  never makes a different-error claim. Anonymous failures add no named hint;
+  never makes a different-error claim; between the node's own trees (no independent evidence: no such claim):
+  `<name>: the same error as|another error than on <node>'s earlier merge tree (#s)`. Anonymous failures add
+  no named hint;
 - a repeating item whose key has pass and fail votes: `<ob>: repeat pools N runs on this key: P passed (…)`;
 - per name of at least six characters that an open, accepted or ready node names verbatim in its title,
   brief, a check command or a tests glob: `fix candidate: <node> (<phase>) — owed resume <node> --after <it>`.
@@ -94,6 +96,21 @@ def _flaky(agg, name: str, sig: str | None) -> bool:
             and name in agg.last_fail.failed and not _differ(sig, agg.last_fail.signatures.get(name)))
 
 
+def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
+    """Between the node's own trees (no independent evidence, so no intermittency or trunk claim): did its
+    latest earlier merge tree (another key: an earlier candidate or trunk) fail this test with the same error
+    — the repair did not reach it — or with another one? Only when both failures are signed."""
+    subject = node_id if ob.startswith("check:") else "trunk"
+    for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
+        if row[3] != node_id or row[2] == key or row[1] != "fail" or name not in row[5]:
+            continue
+        if not sig or not row[5][name]:
+            return None
+        how = "the same error as" if row[5][name] == sig else "another error than"
+        return f"{name}: {how} on {node_id}'s earlier merge tree (#{row[0]})"
+    return None
+
+
 def _trunk_agg(state, ob: str):
     key = state.trunk_keys.get(ob[4:]) if ob.startswith("inv:") else None
     return state.agg("trunk", ob, key) if key else None
@@ -146,6 +163,9 @@ def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) 
                            f"#{trunk.last_fail.seq})")
             elif older := _older_trees(state, node_id, ob, key, name, sig):
                 out.append(older)
+            own = _own_earlier(state, node_id, ob, key, name, sig)
+            if own:
+                out.append(own)
             if len(name) < 6:
                 continue
             for n in plan.nodes:

@@ -66,6 +66,8 @@ def test_batch_of_four_lands_with_one_trunk_move_and_one_invariant_run(owed, bre
     st = json.loads(owed("status", "--json").stdout)
     assert st["merged"] == ["a", "b", "c", "d"]
     assert st["invariants"][0]["verdict"] == "pass"  # the batch's vote became trunk's evidence when it landed
+    why = json.loads(owed("why", "c", "--json").stdout)
+    assert why["phase"] == f"merged (#{merges[2]['seq']}, in batch a, b, c, d)"
     assert owed("verify").returncode == 0  # replay re-checks every member's guard
 
 

@@ -81,6 +81,9 @@ def test_failure_signatures_tell_trunks_own_error_from_a_different_one(tmp_path,
     assert r.returncode == 1
     assert "net_probe: trunk red since" not in r.stderr, r.stderr
     assert f"net_probe: same test failed on older trees (different error) (#{g['seq']})" in r.stderr
+    # Between x's own trees (no independent evidence): what its repair changed, and what it did not.
+    assert f"net_probe: another error than on x's earlier merge tree (#{fail['seq']})" in r.stderr
+    assert f"parser_edge: the same error as on x's earlier merge tree (#{fail['seq']})" in r.stderr
     w = owed("why", "x").stdout
     assert f"net_probe: same test failed on older trees (different error) (#{g['seq']})" in w, w
     import json

@@ -130,3 +130,14 @@ def test_changed_blob_sizes_from_metadata(repo):
     sizes = dict(_r(repo).changed_blob_sizes(a, b))
     assert sizes == {"mod": 7, "chmod": 3, "new": 100, "ln": 3}
     assert _r(repo).changed_blob_sizes(a, a) == []
+
+
+def test_changed_paths_many_equals_changed_paths_per_pair(repo):
+    c1 = repo.commit({"a.txt": "1", "dir/sp ace.txt": "x", "ünï.txt": "u"})
+    c2 = repo.commit({"b.txt": "2", "ln": repo.Link("a.txt")})
+    c3 = repo.add_gitlink("mod", c2)
+    c4 = repo.commit({"dir/sp ace.txt": "changed"})
+    r = _r(repo)
+    pairs = [(c1, c2), (c2, c3), (c3, c3), (c1, c4), (c4, c1)]
+    assert r.changed_paths_many(pairs) == [r.changed_paths(a, b) for a, b in pairs]
+    assert r.changed_paths_many([(c3, c3)]) == [[]] and r.changed_paths_many([]) == []
