@@ -275,6 +275,12 @@ class NodeRec(_S):
     remeasure: int | None = None  # seq of a `resume --remeasure`: merge-tree failures before it are measured again
     trunk_red: dict[str, list] = {}
 
+    def live_defers(self) -> list[DeferRec]:
+        """The unused owner defers of the open attempt (recorded after its dispatch). A defer permits debt for
+        one merge of the attempt it was recorded in: never a later attempt's candidate, even on an equal key."""
+        slot = self.slot
+        return [d for d in self.defers if d.used is None and slot is not None and d.seq > slot.seq]
+
 
 class TrainRec(_S):
     """A batch merge being folded: its member entries are consecutive lines (owed/folds/batch.py)."""
