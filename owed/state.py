@@ -234,6 +234,7 @@ class QuestionRec(_S):
     ts: str = ""
     answered: int | None = None  # seq of the answering rule (`owed answer --qid`)
     answer: str | None = None
+    rev: int = 1  # the revision of rid+qid: a re-ask of an answered question is its next revision
 
 
 class NodeRec(_S):
