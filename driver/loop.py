@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
 from driver.backoff import Backoffs
 from driver.diskfull import DiskFull
+from runner.guard import reap_adopted
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
@@ -148,6 +149,7 @@ class Driver:
         return out
 
     def snapshot(self):
+        reap_adopted()  # orphans this subreaper adopted (runner/guard.py), not a child anyone waits for
         self._pass_head = self._head()
         self.ctx.reload()
         state, plan = self.ctx.state, self.ctx.plan
@@ -303,6 +305,7 @@ class Driver:
         while time.monotonic() < deadline and not self._early_stop():
             with anyio.move_on_after(POLL_S):
                 await self.wake.wait()
+            reap_adopted()  # an idle driver stays up for hours: its adopted orphans never pile up as zombies
             if self.wake.is_set() or self._head() != head:
                 return
             if views is not None and await anyio.to_thread.run_sync(self._view_states) != views:

@@ -29,7 +29,7 @@ def member_problem(state, plan, node_id: str) -> str | None:
         return "it has no open candidate"
     if "closure-review" in slot.cand.keys:
         return "its candidate touches the closure"
-    if any(d.used is None for d in state.nodes[node_id].defers):
+    if state.nodes[node_id].live_defers():
         return "it carries an owner defer (a defer is for one merge)"
     return None
 

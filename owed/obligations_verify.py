@@ -4,7 +4,7 @@ Map:
   read_verify(body)  -> VerifyField: the predicate, the field text, and why there is no predicate
   parse_verify(body) -> (predicate, verify_text): the public contract, re-exported by owed.obligations
   _field_text(body)  the first Verify line that is the issue's own (not in a fenced or indented code
-                     block, not in an HTML comment)
+                     block, not in an HTML comment), or the value under a `### Verify` heading
   _first_span(text)  the first backtick code span; an unterminated one is malformed, not prose
 
 The field is one line: the text after the marker up to the end of that line. The marker is the
@@ -35,6 +35,14 @@ _MARKER = re.compile(
     r"(?P<text>.*)$",
     re.IGNORECASE,
 )
+# The heading form (GitHub issue forms render each field as `### <label>` and its value below it): an ATX
+# heading whose text is the label, optionally bold and with a colon. Its field is the first non-blank line
+# after it, or the content of a one-line fenced block there (a form field with `render:`); `_No response_`
+# (an empty form field) and a following heading are an empty field.
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?:\*\*|__)?[ \t]*verify[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*#*[ \t]*$",
+                      re.IGNORECASE)
+_ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_NO_RESPONSE = "_No response_"
 _QUOTE = re.compile(r" {0,3}> ?")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # The documented "no predicate is possible here" answers. They win over any code span in the
@@ -116,11 +124,39 @@ def read_verify(body: str | None) -> VerifyField:
     return VerifyField(span, text, "", False)
 
 
+def _heading_value(lines: list[str], depth: int) -> str:
+    """The field of a `### Verify` heading: the first non-blank line after it at its blockquote depth (a
+    one-line fenced block: its content, as a code span; a longer one: an unterminated span, malformed)."""
+    rest = iter(lines)
+    for raw in rest:
+        d, line = _unquote(raw.rstrip("\r"))
+        if d != depth or _ANY_HEADING.match(line):
+            return ""
+        if not line.strip():
+            continue
+        fence = _FENCE.match(line)
+        if fence is None:
+            return "" if line.strip() == _NO_RESPONSE else line.strip()
+        inside = []
+        for more in rest:
+            d, body = _unquote(more.rstrip("\r"))
+            close = _FENCE.match(body)
+            if d != depth or (close and close.group(1)[0] == fence.group(1)[0] and not close.group(2).strip()):
+                break
+            inside.append(body)
+        content = [x for x in inside if x.strip()]
+        if len(content) == 1 and "`" not in content[0]:
+            return f"`{content[0].strip()}`"
+        return "`" + " ".join(x.strip() for x in content) if content else ""
+    return ""
+
+
 def _field_text(body: str) -> str | None:
-    """The text after the first real Verify marker, or None when there is none."""
+    """The text after the first real Verify marker (or under a Verify heading), or None when there is none."""
     fence: tuple[str, int, int] | None = None  # (char, run length, blockquote depth) of the open fence
     in_comment = False
-    for raw in body.splitlines():
+    lines = body.splitlines()
+    for i, raw in enumerate(lines):
         line = raw.rstrip("\r")
         if in_comment:
             in_comment = "-->" not in line
@@ -142,6 +178,8 @@ def _field_text(body: str) -> str | None:
         marker = _MARKER.match(rest)
         if marker:
             return marker.group("text").strip()
+        if _HEADING.match(rest):
+            return _heading_value(lines[i + 1:], depth)
         opened = rest.rfind("<!--")
         if opened >= 0 and "-->" not in rest[opened:]:
             in_comment = True  # issue templates carry commented-out examples of the format

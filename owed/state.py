@@ -235,6 +235,7 @@ class QuestionRec(_S):
     ts: str = ""
     answered: int | None = None  # seq of the answering rule (`owed answer --qid`)
     answer: str | None = None
+    rev: int = 1  # the revision of rid+qid: a re-ask of an answered question is its next revision
 
 
 class NodeRec(_S):
@@ -275,6 +276,12 @@ class NodeRec(_S):
     merge_fails: dict[str, list] = {}
     remeasure: int | None = None  # seq of a `resume --remeasure`: merge-tree failures before it are measured again
     trunk_red: dict[str, list] = {}
+
+    def live_defers(self) -> list[DeferRec]:
+        """The unused owner defers of the open attempt (recorded after its dispatch). A defer permits debt for
+        one merge of the attempt it was recorded in: never a later attempt's candidate, even on an equal key."""
+        slot = self.slot
+        return [d for d in self.defers if d.used is None and slot is not None and d.seq > slot.seq]
 
 
 class TrainRec(_S):

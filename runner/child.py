@@ -24,7 +24,7 @@ import subprocess
 import itertools
 from collections.abc import Sequence
 
-from runner import guard
+from runner import guard, owned
 
 _tokens = itertools.count(1)
 _CHUNK = 256 * 1024
@@ -105,10 +105,10 @@ class Child:
             token = f"{os.getpid()}-{next(_tokens)}"
             guard.expect(token)  # registered before the child can run: a kill right after the spawn is covered
             try:
-                popen = subprocess.Popen(
+                popen = owned.spawned(lambda: subprocess.Popen(
                     list(argv), cwd=cwd, env={**env, "OWED_RUN_TOKEN": token}, stdin=subprocess.DEVNULL,
                     stdout=write_fd, stderr=write_fd, start_new_session=True, close_fds=True,
-                )
+                ))
             except BaseException:
                 guard.forget(token)
                 raise
@@ -186,6 +186,7 @@ class Child:
         if self.status is None:
             self.status = self.popen.wait()
             self.exited = True
+            owned.reaped(self.pid)
 
     def close_pipe(self) -> None:
         if self.read_fd is not None:

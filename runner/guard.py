@@ -10,6 +10,8 @@
 - `subreaper()`: PR_SET_CHILD_SUBREAPER (Linux), so a grandchild that double-forked and called setsid
   re-parents to this process instead of init. `sweep(token)` then kills and reaps every such adopted
   child that carries the run's token (`OWED_RUN_TOKEN` in its environment) and everything below it.
+  `reap_adopted()` reaps adopted children that have exited and that no spawner of ours waits for
+  (runner/owned.py): the zombies of orphans a long-lived subreaper (the driver) would otherwise keep.
 
 Best effort by design: without /proc, prctl or sh these calls do nothing and the runner works as before.
 """
@@ -22,6 +24,8 @@ import signal
 import subprocess
 import threading
 import time
+
+from runner import owned  # loaded with the guard: every spawn after this owns its child (git's door too)
 
 _lock = threading.Lock()
 _guard: tuple[subprocess.Popen, int] | None = None
@@ -123,6 +127,32 @@ def subreaper() -> bool:
         except (OSError, AttributeError):
             pass
     return _subreaper
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def reap_adopted() -> int:
+    """Reap this subreaper's exited children that nobody waits for (runner/owned.py: never a child its spawner
+    reaps): a long-lived process (the driver) otherwise collects the zombies of every orphan it adopted."""
+    if not _subreaper:
+        return 0
+    reaped = 0
+    with owned.lock:  # a spawn in another thread owns its child before this can see it
+        for p in _children(os.getpid()):
+            if p in owned.pids or not _zombie(p):
+                continue
+            try:
+                if os.waitpid(p, os.WNOHANG)[0] == p:
+                    reaped += 1
+            except ChildProcessError:
+                pass
+    return reaped
 
 
 def _children(pid: int) -> list[int]:

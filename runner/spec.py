@@ -159,13 +159,20 @@ def build_env(
     extra: Mapping[str, str] | None = None,
     base_env: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The child's environment: base (os.environ by default) minus NODE_TEST_CONTEXT and every DSA_* but
-    DSA_HOME (so owed inside a check is not mistaken for a subagent act), plus `extra` verbatim, then
-    CI=1 OWED=1 OWED_TREE=<absolute cwd>.
+    """The child's environment: base (os.environ by default) minus NODE_TEST_CONTEXT, every DSA_* but
+    DSA_HOME (so owed inside a check is not mistaken for a subagent act) and the secrets of the process
+    that starts it, OWED_RAIL_TOKEN (a driver run's rail token: a check, a setup or a wrapper's remote job
+    started by an agent's `owed attest` never carries it, so it can never record as that run; it stays
+    an unverified run, refused every act) and OWED_RUN_TOKEN (the runner's own guard mark, set again per
+    child), plus `extra` verbatim (an agent run's own token comes there), then CI=1 OWED=1
+    OWED_TREE=<absolute cwd>.
 
-    >>> env = build_env("/w", {"X": "$HOME"}, {"DSA_CALL": "1", "DSA_HOME": "/d", "NODE_TEST_CONTEXT": "c", "P": "1"})
+    >>> env = build_env("/w", {"X": "$HOME"}, {"DSA_CALL": "1", "DSA_HOME": "/d", "NODE_TEST_CONTEXT": "c", "P": "1",
+    ...                                        "OWED_RAIL_TOKEN": "t", "OWED_RUN_TOKEN": "g", "OWED_RUN_ID": "r"})
     >>> sorted(env.items())
-    [('CI', '1'), ('DSA_HOME', '/d'), ('OWED', '1'), ('OWED_TREE', '/w'), ('P', '1'), ('X', '$HOME')]
+    [('CI', '1'), ('DSA_HOME', '/d'), ('OWED', '1'), ('OWED_RUN_ID', 'r'), ('OWED_TREE', '/w'), ('P', '1'), ('X', '$HOME')]
+    >>> build_env("/w", {"OWED_RAIL_TOKEN": "mine"}, {"OWED_RAIL_TOKEN": "t"})["OWED_RAIL_TOKEN"]
+    'mine'
     """
     source = os.environ if base_env is None else base_env
     env = {k: v for k, v in source.items() if not _stripped(k)}
@@ -175,8 +182,11 @@ def build_env(
     return env
 
 
+_SECRETS = ("OWED_RAIL_TOKEN", "OWED_RUN_TOKEN", "NODE_TEST_CONTEXT")
+
+
 def _stripped(name: str) -> bool:
-    return name == "NODE_TEST_CONTEXT" or (name.startswith("DSA_") and name != "DSA_HOME")
+    return name in _SECRETS or (name.startswith("DSA_") and name != "DSA_HOME")
 
 
 # --- argv and wrappers -------------------------------------------------------------------------------------

@@ -141,6 +141,9 @@ def answer(
     node: str = typer.Argument(...),
     text: str = typer.Argument(..., metavar="TEXT"),
     qid: Optional[str] = typer.Option(None, "--qid", help="The question to answer (owed status lists them)."),
+    rid: Optional[str] = typer.Option(None, "--rid", help="The asking run: picks among the node's runs' questions."),
+    rev: Optional[int] = typer.Option(None, "--rev", min=1, metavar="N",
+                                      help="With no open match: retry the answer to this revision of the question."),
     as_: Optional[str] = AS,
     i_am_owner: bool = OWNER,
     json: bool = JSON,
@@ -148,7 +151,7 @@ def answer(
     """Answer a run's question (or the node's writer): a ruling naming the node (use -- before text starting with --)."""
     from owed.ops import act_cmds
 
-    return show(act_cmds.answer(where.cwd(), node, text, qid=qid, as_=as_, i_am_owner=i_am_owner), json)
+    return show(act_cmds.answer(where.cwd(), node, text, qid=qid, rid=rid, rev=rev, as_=as_, i_am_owner=i_am_owner), json)
 
 
 @app.command()

@@ -2,7 +2,9 @@
 
 - ask {node, attempt, rid, qid, text}: recorded by the run's principal — the slot's writer
   (`writer:<node>#<attempt>`) for its writer run, a `reviewer:` principal for a reviewer run — on a run the
-  driver launched in the open attempt. `qid` is unique among the attempt's questions; the text is not empty.
+  driver launched in the open attempt; the text is not empty. `qid` is unique among the attempt's open
+  questions and belongs to one run: the same run asking an answered `qid` again is a re-ask, the question's
+  next revision (`rev`: 1, 2, … per rid+qid, derived, never recorded).
 - rule with `answer` = the seq of an open ask of a node the rule names: that question is answered (the
   driver delivers the answer as the run's next follow-up). `answer` naming any other earlier entry (a
   dispatch: an answer to the writer with no recorded question) keeps its old meaning.
@@ -36,12 +38,15 @@ def fold_ask(state: State, e: E.Ask, plan) -> None:
         raise refuse(e, "a reviewer run asks as a reviewer principal")
     if not QID.match(e.qid):
         raise refuse(e, f"bad question id {e.qid!r} (letters, digits, _ . -; at most 40)")
-    if any(q.qid == e.qid for q in rec.questions):
-        raise refuse(e, f"question {e.qid} of {e.node} was already asked")
+    same = [q for q in rec.questions if q.qid == e.qid]
+    if any(q.answered is None for q in same):
+        raise refuse(e, f"question {e.qid} of {e.node} is still open")
+    if any(q.rid != e.rid for q in same):
+        raise refuse(e, f"question {e.qid} of {e.node} was asked by another run ({same[0].rid})")
     if not e.text.strip():
         raise refuse(e, "a question needs text")
     rec.questions = [*rec.questions, QuestionRec(seq=e.seq, qid=e.qid, rid=e.rid, role=run.role, by=e.by,
-                                                 text=e.text, ts=e.ts)]
+                                                 text=e.text, ts=e.ts, rev=len(same) + 1)]
 
 
 def answer_question(state: State, e: E.Rule) -> None:

@@ -389,7 +389,7 @@ def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None
     missing = state.genesis_missing()
     if missing:
         out.append(f"genesis measurements incomplete: {', '.join(missing)}")
-    defers = {s: d for d in state.node(e.node).defers if d.used is None for s in [d.seq]}
+    defers = {d.seq: d for d in state.node(e.node).live_defers()}  # the open attempt's only
     for inv in plan.invariants:
         if inv.id not in e.invariants:
             out.append(f"inv:{inv.id} has no key on the merge tree")
@@ -422,7 +422,7 @@ def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None
         out.append(f"inv:{inv.id} new debt" + (f": {known}" if known else " on the merge tree"))
     for s in e.defers:
         if s not in defers:
-            out.append(f"defer #{s} is not an unused defer of {e.node}")
+            out.append(f"defer #{s} is not an unused defer of {e.node}'s open attempt")
     return out
 
 

@@ -23,6 +23,7 @@ not redirect calls made with `cwd=<some worktree>`.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, NamedTuple
@@ -147,6 +148,10 @@ def _drain(proc, args: list[str], sink: Callable[[bytes], None], deadline: float
     return code, bytes(err)
 
 
+def _call(start):
+    return start()
+
+
 def _pump(
     args: list[str],
     cwd: str | os.PathLike,
@@ -161,7 +166,11 @@ def _pump(
 
     stdin, tmp = _stdin_of(input)
     try:
-        proc = subprocess.Popen(
+        # A process that reaps adopted zombies (the driver: runner/owned.py, loaded before its first git call)
+        # must never take a git child we drain; a process without the runner loaded reaps none.
+        owned = sys.modules.get("runner.owned")
+        start = owned.spawned if owned is not None else _call
+        proc = start(lambda: subprocess.Popen(
             ["git", *args],
             cwd=os.fspath(cwd),
             env=git_env(env),
@@ -169,7 +178,7 @@ def _pump(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-        )
+        ))
     except OSError as e:
         if tmp:
             tmp.close()
@@ -185,6 +194,8 @@ def _pump(
             except ProcessLookupError:
                 pass
             proc.wait()
+        if owned is not None:
+            owned.reaped(proc.pid)
         proc.stdout.close()
         proc.stderr.close()
         if tmp:

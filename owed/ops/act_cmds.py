@@ -93,11 +93,12 @@ def rule(cwd: str, text: str, *, nodes: str | None = None, writer: bool = False,
 
 
 @op
-def answer(cwd: str, node: str, text: str, *, qid: str | None = None, as_: str | None = None,
-           i_am_owner: bool = False) -> Result:
+def answer(cwd: str, node: str, text: str, *, qid: str | None = None, rid: str | None = None, rev: int | None = None,
+           as_: str | None = None, i_am_owner: bool = False) -> Result:
     from owed.ops.slot_acts import answer as act
 
-    return act(cwd, node, _text(text, "owed answer needs the answer's text"), qid=qid, as_=as_, i_am_owner=i_am_owner)
+    return act(cwd, node, _text(text, "owed answer needs the answer's text"), qid=qid, rid=rid, rev=rev, as_=as_,
+               i_am_owner=i_am_owner)
 
 
 @op

@@ -54,22 +54,35 @@ def ask(cwd: str, node_id: str, text: str, *, qid: str | None = None) -> Done:
     return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e)})
 
 
-def question_for(state, node_id: str, qid: str | None):
-    """The open question `owed answer` answers: `--qid`, else the only open one, else None (no question:
-    the answer goes to the writer as before). Ambiguity refuses and lists them."""
+def question_for(state, node_id: str, qid: str | None, rid: str | None = None):
+    """The open question `owed answer` answers: `--qid` (and `--rid`), else the only open one (of `--rid`), else
+    None: with neither given the answer goes to the writer as before; with either, `prior_question` decides.
+    Ambiguity refuses and lists them."""
     from owed.folds.asks import open_questions
 
     rec = state.nodes.get(node_id)
-    qs = open_questions(rec)
+    qs = [q for q in open_questions(rec) if rid is None or q.rid == rid]
     if qid is not None:
-        q = next((q for q in qs if q.qid == qid), None)
-        if q is None:
-            asked = [x for x in (rec.questions if rec else []) if x.qid == qid]
-            raise Refused(f"question {qid} of {node_id} was already answered (#{asked[0].answered})" if asked
-                          else f"no open question {qid} on {node_id}"
-                          + (f" (open: {', '.join(x.qid for x in qs)})" if qs else ""))
-        return q
+        return next((q for q in qs if q.qid == qid), None)
     if len(qs) > 1:
         raise UsageError(f"{node_id} has {len(qs)} open questions; name one with --qid: "
-                         + "; ".join(f"{q.qid} (#{q.seq}): {q.text}" for q in qs))
+                         + "; ".join(f"{q.qid} (#{q.seq}, run {q.rid}): {q.text}" for q in qs))
     return qs[0] if qs else None
+
+
+def prior_question(state, node_id: str, qid: str | None, rid: str | None, rev: int | None):
+    """No open question matches: the answered revision a retry names (`--rev N`, else rid+qid's latest)."""
+    rec = state.nodes.get(node_id)
+    asked = [q for q in (rec.questions if rec else []) if q.answered is not None
+             and (qid is None or q.qid == qid) and (rid is None or q.rid == rid)]
+    named = [q for q in asked if rev is None or q.rev == rev]
+    which = " ".join(x for x in (qid and f"--qid {qid}", rid and f"--rid {rid}", rev and f"--rev {rev}") if x)
+    if not named:
+        open_ = [f"{q.qid} (run {q.rid}, rev {q.rev})" for q in (rec.questions if rec else []) if q.answered is None]
+        raise Refused(f"No matching open question on {node_id} ({which})"
+                      + (f"; open: {', '.join(open_)}" if open_ else "")
+                      + (f"; answered revisions: {', '.join(str(q.rev) for q in asked)}" if asked else ""))
+    if len({(q.rid, q.qid) for q in named}) > 1:
+        raise UsageError(f"{which or 'no --qid/--rid'} matches questions of several runs on {node_id}; name one: "
+                         + "; ".join(f"--qid {q.qid} --rid {q.rid}" for q in named))
+    return max(named, key=lambda q: q.rev)

@@ -270,8 +270,8 @@ def merge(cwd: str, node_id: str) -> MergeResult:
             hint = writes_hint(plan, node_id, writes.failed, refusals(st, plan, node_id, writes.failed))
             raise GuardFailed(f"writes fails on the merge tree: {writes.note}", hint=hint if writes.failed else None)
         ctx.reload()
-        defers = [d.seq for d in ctx.state.node(node_id).defers if d.used is None
-                  and any(invs.get(i) == k for i, k in d.items.items())]
+        defers = [d.seq for d in ctx.state.node(node_id).live_defers()
+                  if any(invs.get(i) == k for i, k in d.items.items())]
         draft = E.Merge(seq=-1, ts="", prev="", by="executor:owed", node=node_id, attempt=slot.attempt, prior=pre,
                         commit=m, tree=mt.tree, checks=checks, invariants=invs, defers=tuple(defers))
         probs = merge_problems(ctx.state, ctx.plan, draft)

@@ -85,19 +85,33 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
     return Done(entries=written, lines=lines, doc=doc)
 
 
-def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, as_: str | None = None,
-           i_am_owner: bool = False) -> Done:
+def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, rid: str | None = None,
+           rev: int | None = None, as_: str | None = None, i_am_owner: bool = False) -> Done:
+    if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int) or rev < 1):
+        raise UsageError(f"--rev must be a positive integer, not {rev!r}")
+    if rid is not None and not rid.strip():
+        raise UsageError("--rid names a driver run (owed status lists the asking runs)")
     by, channel = parent_or_owner(as_, i_am_owner, "answer", f"Answer to {node_id}: {text}")
     ctx = Context.load(cwd)
     known_node(ctx.plan, node_id)
-    from owed.ops.asks import question_for
+    from owed.ops.asks import prior_question, question_for
+
+    retried: list = []
 
     def make(state):
+        q = question_for(state, node_id, qid, rid)  # an open one always takes its current revision
+        if q is None and (qid or rid or rev):
+            prior = prior_question(state, node_id, qid, rid, rev)
+            if prior.answer != f"Answer to {prior.role} question {prior.qid}: {text}":
+                raise Refused(f"question {prior.qid} of run {prior.rid} revision {prior.rev} was answered by "
+                              f"#{prior.answered} with other text; a different answer needs a new question "
+                              f"(the run asks again: revision {prior.rev + 1})")
+            retried.append(prior)
+            return []  # the same answer at the same revision: it stands, the driver delivers it
         slot = state.open_slot(node_id)
         if slot is None:
             raise Refused(f"{node_id} has no open slot: there is no writer to answer "
                           f"(owed rule --nodes {node_id} \"...\" records a ruling)")
-        q = question_for(state, node_id, qid)
         if q is not None:
             return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, nodes=(node_id,), writer=False,
                            text=f"Answer to {q.role} question {q.qid}: {text}", answer=q.seq)]
@@ -106,14 +120,28 @@ def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, as_: st
                        nodes=(node_id,), writer=False, answer=slot.seq)]
 
     state, written = ctx.ledger.append(make)
+    if retried:
+        return _answer_retried(ctx, retried[0])
     e = written[0]
     slot = state.open_slot(node_id)
     asked = next((q for q in state.nodes[node_id].questions if q.seq == e.answer), None)
-    to = f"question {asked.qid} (#{asked.seq}) of {asked.by}" if asked else P.writer_for(node_id, slot.attempt)
+    to = (f"question {asked.qid} rev {asked.rev} (#{asked.seq}) of {asked.by}, run {asked.rid}" if asked
+          else P.writer_for(node_id, slot.attempt))
     lines = [f"Recorded answer #{e.seq} to {to} (a ruling naming {node_id}) by {who(by, channel)}: {text}",
              f"owed drive delivers it as the run's next follow-up; reviewers acknowledge it with --ack-rulings {e.seq}"]
     return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": P.writer_for(node_id, slot.attempt),
-                                                   **({"qid": asked.qid, "rid": asked.rid} if asked else {})})
+                                                   **({"qid": asked.qid, "rid": asked.rid, "rev": asked.rev}
+                                                      if asked else {})})
+
+
+def _answer_retried(ctx, q) -> Done:
+    """A retry of a recorded answer (same rid+qid+rev, same text): nothing recorded; the rule it names."""
+    rule = next((e for e in ctx.ledger.read_all() if e.seq == q.answered), None)
+    lines = [f"Answer #{q.answered} to question {q.qid} rev {q.rev} (#{q.seq}) of {q.by}, run {q.rid} is already "
+             "recorded with this text; nothing recorded (owed drive delivers it as the run's next follow-up)"]
+    doc: dict[str, Any] = {"entry": E.to_dict(rule) if rule is not None else None, "retried": True,
+                           "qid": q.qid, "rid": q.rid, "rev": q.rev}
+    return Done(entries=[], lines=lines, doc=doc)
 
 
 def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],

@@ -337,7 +337,7 @@ def _progress(state, plan, now: datetime, facts: dict, merge_wait: dict[str, Mer
         needs += with_halt(state, node.id, _needs(state, plan, node.id, phase, its))
         debt += [f"{node.id}/{w.obligation}: waived #{w.seq} by {w.by}: {w.reason}" for w in rec.waivers]
         debt += [f"{node.id}/{', '.join('inv:' + i for i in d.items)}: owner defer #{d.seq}: {d.reason}"
-                 for d in rec.defers if d.used is None]
+                 for d in rec.live_defers()]
     return progress
 
 

@@ -305,7 +305,7 @@ def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
         if kind == "inv":
             if inv is None or key == state.trunk_keys.get(rest) or KR.merge_verdict(agg, inv, state, node_id) is True:
                 continue
-            if any(d.used is None and d.items.get(rest) == key for d in rec.defers):
+            if any(d.items.get(rest) == key for d in rec.live_defers()):
                 continue
             old = state.agg("trunk", ob, state.trunk_keys.get(rest, ""))
             if known_red(agg, old, inv.min_tests, KR.others(state, inv, node_id)) is True:

@@ -196,3 +196,53 @@ def test_a_reviewer_asks_gets_the_answer_with_its_packet_and_the_node_merges(tmp
     assert "You are an independent reviewer" in text
     assert [launch["role"] for launch in kinds(repo, "launch")] == ["writer", "reviewer"]
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
+
+
+def test_answer_rid_and_rev_pick_retry_and_refuse_like_the_seed_says(tmp_path):
+    """`owed answer <node> [--qid Q] [--rid R] [--rev N]`: rid picks the asking run, an open question always takes
+    its current revision, a same-text retry at an answered revision records nothing, other text there refuses
+    naming the revision, a revision never asked refuses; a re-ask of an answered qid is its next revision."""
+    import json
+    import os
+    from pathlib import Path
+
+    repo = make(tmp_path, writer=ASKING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1))
+    for _ in range(40):  # single passes until the writer has asked (no driver runs in between)
+        if kinds(repo, "ask"):
+            break
+        ok(repo, "drive", "--once")
+        time.sleep(0.3)
+    [ask] = kinds(repo, "ask")
+    rid = ask["rid"]
+    for bad in ("0", "-1", "x"):
+        r = owed(repo, "answer", "a", "--qid", "q1", "--rev", bad, "hola")
+        assert r.returncode == 2, (bad, r.stderr)
+    r = owed(repo, "answer", "a", "--rid", "owed:nope:a:1:writer", "hola")
+    assert r.returncode == 1 and "No matching open question on a (--rid owed:nope:a:1:writer)" in r.stderr, r.stderr
+    assert kinds(repo, "rule") == []
+    r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "7", "hola", "--json")
+    assert r.returncode == 0, r.stderr
+    first = json.loads(r.stdout)
+    assert (first["qid"], first["rid"], first["rev"]) == ("q1", rid, 1)  # the open question's own revision
+    assert "rev 1" in owed(repo, "answer", "a", "--qid", "q1", "hola").stdout  # the same answer again: a retry
+    r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "1", "hola", "--json")
+    again = json.loads(r.stdout)
+    assert r.returncode == 0 and again["retried"] is True and again["entry"]["seq"] == first["entry"]["seq"]
+    assert len(kinds(repo, "rule")) == 1  # nothing recorded by the retries
+    r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "adios")
+    assert r.returncode == 1 and "revision 1 was answered by" in r.stderr and "other text" in r.stderr, r.stderr
+    r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "2", "hola")
+    assert r.returncode == 1 and "No matching open question" in r.stderr and "answered revisions: 1" in r.stderr
+    # The run asks q1 again (its environment as the driver gave it): revision 2, answered as such.
+    run_dir = next(Path(repo, ".git", "owed", "drive", "runs").glob("*_a_1_writer*"))
+    rail = json.loads((run_dir / "rail.json").read_text())
+    env = {"OWED_RUN_ID": rid, "OWED_ROLE": "writer", "OWED_NODE": "a", "OWED_RAIL_TOKEN": rail["token"],
+           "OWED_RUN_DIR": str(run_dir / "agent")}
+    r = owed(repo, "ask", "a", "--qid", "q1", "Really that greeting?", env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr
+    r = owed(repo, "ask", "a", "--qid", "q1", "And again?", env={**os.environ, **env})
+    assert r.returncode == 1 and "question q1 of a is still open" in r.stderr, r.stderr
+    r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "yes, hola", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["rev"] == 2 and len(kinds(repo, "rule")) == 2
+    ok(repo, "verify")

@@ -75,6 +75,36 @@ def test_new_invariant_debt_refused_then_one_deferred_merge(owed, mrepo):
     assert owed("verify").returncode == 0
 
 
+def test_a_defer_is_for_its_attempt_not_a_later_attempts_equal_candidate(owed, mrepo):
+    """The defer of attempt 1 (never used: the attempt was abandoned) does not excuse attempt 2's candidate,
+    even one with the very same content (the same invariant merge key): defers belong to the attempt."""
+    accepted(owed, mrepo, "x", {"x.txt": "x\n", "bad.txt": "oops\n"})
+    assert owed("merge", "x").returncode == 1
+    assert owed("defer", "x", "u", "--reason", "attempt 1 only").returncode == 0
+    [d] = [e for e in ledger(mrepo) if e["kind"] == "defer"]
+    assert owed("abandon", "x", "--note", "start again").returncode == 0
+    r = owed("dispatch", "x")
+    assert r.returncode == 0, r.stderr
+    wt = mrepo / ".owed" / "wt" / "x-2"
+    for name, text in {"x.txt": "x\n", "bad.txt": "oops\n"}.items():
+        (wt / name).write_text(text)
+    git(wt, "add", "-A")
+    git(wt, "commit", "-q", "-m", "x again")
+    assert owed("submit", "x", cwd=wt).returncode == 0
+    assert owed("attest", "x").returncode == 0
+    status = json.loads(owed("status", "--json").stdout)
+    assert not any(f"owner defer #{d['seq']}" in line for line in status.get("debt", [])), status.get("debt")
+    r = owed("merge", "x", "--json")
+    assert r.returncode == 1 and "inv:u new debt" in r.stdout, r.stdout + r.stderr
+    assert not [e for e in ledger(mrepo) if e["kind"] == "merge"]
+    assert owed("defer", "x", "u", "--reason", "attempt 2 too").returncode == 0  # its own defer does
+    r = owed("merge", "x", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    second = [e["seq"] for e in ledger(mrepo) if e["kind"] == "defer"][-1]
+    assert json.loads(r.stdout)["defers"] == [second] and second != d["seq"]
+    assert owed("verify").returncode == 0
+
+
 def test_merge_conflict_records_nothing(owed, mrepo):
     accepted(owed, mrepo, "x", {"x.txt": "x\n", "shared.txt": "from x\n"})
     accepted(owed, mrepo, "y", {"y.txt": "y\n", "shared.txt": "from y\n"}, overlap=True)

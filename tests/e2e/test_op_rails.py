@@ -30,16 +30,21 @@ PLAN = textwrap.dedent(
 )
 
 
+def writer_run_env(repo, node: str) -> dict[str, str]:
+    """The environment of a verified writer run of `node` (its rail file written as the pool writes it)."""
+    rid = f"owed:p:{node}:1:writer"
+    run_dir = repo / ".git" / "owed" / "drive" / "runs" / rails.run_dir_name(rid)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    token = write_rail(run_dir, rid, "writer", node, None)
+    return {"OWED_RUN_ID": rid, "OWED_ROLE": "writer", "OWED_NODE": node, "OWED_RAIL_TOKEN": token,
+            "OWED_RUN_DIR": str(run_dir)}
+
+
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo", PLAN)
     ledger_cmds.init(str(repo), "plan.yaml")
-    rid = "owed:p:plain:1:writer"
-    run_dir = repo / ".git" / "owed" / "drive" / "runs" / rails.run_dir_name(rid)
-    run_dir.mkdir(parents=True)
-    token = write_rail(run_dir, rid, "writer", "plain", None)
-    for k, v in {"OWED_RUN_ID": rid, "OWED_ROLE": "writer", "OWED_NODE": "plain", "OWED_RAIL_TOKEN": token,
-                 "OWED_RUN_DIR": str(run_dir)}.items():
+    for k, v in writer_run_env(repo, "plain").items():
         monkeypatch.setenv(k, v)
     return repo
 
@@ -73,3 +78,35 @@ def test_every_owner_or_parent_op_judges_the_run_against_the_ledger_it_acts_on(r
         act(run)
     assert str(exc.value).startswith("refused: a writer run of node plain cannot act as "), str(exc.value)
     assert _ledger(run) == before
+
+
+def test_a_check_started_by_a_runs_attest_does_not_carry_its_rail_token(tmp_path):
+    """A writer run's `owed attest` measures its node; the check (the candidate's code) gets the run's id but
+    never its rail token, so whatever it runs is an unverified run: refused every act (here: a review)."""
+    import shlex
+    import sys
+
+    from tests.e2e.conftest import Flow, plan_text
+    from tests.remote.cases import TOKEN_CHECK
+
+    review = f"{shlex.quote(sys.executable)} -m owed review work --ok --note x --as reviewer:x"
+    f = Flow(tmp_path / "repo", plan_text(f"""\
+        nodes:
+          - id: work
+            writes: [x.txt]
+            checks:
+              - id: runs
+                run: '{TOKEN_CHECK}'
+                timeout_s: 60
+              - id: acts
+                run: 'if {review}; then exit 1; fi; echo "owed-counts {{\\"pass\\":1,\\"fail\\":0}}"'
+                timeout_s: 60
+        """))
+    f.init()
+    f.dispatch("work")
+    f.deliver("work", {"x.txt": "x\n"})
+    f.attest("work", env=writer_run_env(f.repo, "work"), expect=0)
+    runs, acts = f.obs("check:runs")[0], f.obs("check:acts")[0]
+    assert runs["verdict"] == "pass" and "rail token: none" in f.blob(runs["log"]), (runs, f.blob(runs["log"]))
+    assert acts["verdict"] == "pass" and "refused: an unverified run" in f.blob(acts["log"]), f.blob(acts["log"])
+    assert not any(e["kind"] == "review" for e in f.ledger())

@@ -164,3 +164,26 @@ def test_the_documented_none_answers_with_separators():
                   "No predicate: `gh` cannot see billing", "none needed by eye"):
         field = read_verify("**Verify:** " + prose)
         assert (field.predicate, field.malformed, field.reason) == ("", False, prose), prose
+
+
+# The heading form: GitHub issue forms render each field as `### <label>` with its value below it.
+HEADING_CASES = [
+    ("### Verify\n\n`gh secret list | grep -qx N`\n\n### Other\n\nx", ("gh secret list | grep -qx N", False)),
+    ("## **Verify:**\n`test -f x`", ("test -f x", False)),
+    ("### Verify\n\n```shell\ntest -f x\n```\n", ("test -f x", False)),  # a form field with `render: shell`
+    ("### Verify\n\n_No response_\n\n### Other\n`x`", ("", False)),  # an empty form field
+    ("### Verify\n\n### Other\n`x`", ("", False)),
+    ("### Verify\n\nnone possible - a judgement call.\n", ("", False)),
+    ("### Verify\n\n```shell\necho a\necho b\n```\n", ("", True)),  # several lines: not one command
+    ("```\n### Verify\n`quoted`\n```\n**Verify:** `real`", ("real", False)),  # a quoted example is not the field
+    ("    ### Verify\n    `indented`\n", ("", False)),  # an indented code block
+    ("### Verify the deploy\n`x`", ("", False)),  # a heading that only starts with the word
+]
+
+
+@pytest.mark.parametrize("body,want", HEADING_CASES)
+def test_a_verify_heading_carries_the_field_on_the_lines_below_it(body, want):
+    from owed.obligations_verify import read_verify
+
+    field = read_verify(body)
+    assert (field.predicate, field.malformed) == want, field

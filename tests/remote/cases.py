@@ -8,6 +8,8 @@ from tests.e2e.conftest import plan_text, survivors
 HANG_S = 10  # long enough for a mirror and a session to start on a loaded 2-core machine
 
 COUNT = 'echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
+# A check that passes only without a rail token in its environment (a check never carries a run's token).
+TOKEN_CHECK = 'test -z "${OWED_RAIL_TOKEN-}" && echo "rail token: none" && ' + COUNT
 
 
 def measured_plan(wrap: str, here: str, mark: str) -> str:
@@ -83,4 +85,28 @@ def could_not_run(flow, wrap: str) -> dict:
     assert o["verdict"] == "error" and o["exit"] == 127, o
     assert o["note"].startswith("command could not run (exit 127")
     assert "never-ran" not in f.blob(o["log"])  # the command's output: it never ran
+    return o
+
+
+def no_rail_token_through_wrapper(flow, wrap: str, here: str, run_env) -> dict:
+    """A writer run's attest through `wrap`: the remote check sees no rail token (it passes only then)."""
+    f = flow(plan_text(f"""\
+        closure: [plan.yaml]
+        exec:
+          wrap: "{wrap}"
+        nodes:
+          - id: work
+            writes: [x.txt]
+            checks:
+              - id: runs
+                run: '{here} && {TOKEN_CHECK}'
+                timeout_s: 60
+        """))
+    f.dispatch("work")
+    f.deliver("work", {"x.txt": "x\n"})
+    env = run_env(f.repo, "work")
+    assert env["OWED_RAIL_TOKEN"]
+    f.attest("work", env=env, expect=0)
+    [o] = f.obs("check:runs")
+    assert o["verdict"] == "pass" and "rail token: none" in f.blob(o["log"]), (o, f.blob(o["log"]))
     return o

@@ -41,3 +41,13 @@ def test_a_measurement_that_times_out_in_the_queue_leaves_no_job(slurm, flow, ma
     [o] = f.obs("check:runs")
     assert o["verdict"] == "error" and o["timed_out"] is True, o
     assert no_jobs(slurm) == ""
+
+
+def test_a_job_step_started_by_a_runs_attest_gets_no_rail_token(slurm, flow):
+    # srun --export=ALL forwards the wrapper's whole environment: the token must not be in it to begin with.
+    from tests.e2e.test_op_rails import writer_run_env
+    from tests.remote.cases import no_rail_token_through_wrapper
+
+    no_rail_token_through_wrapper(flow, f"{WRAP}/slurm {{cwd}} {{timeout}} {{cmd}}", 'test -n "$SLURM_STEP_ID"',
+                                  writer_run_env)
+    assert no_jobs(slurm) == ""

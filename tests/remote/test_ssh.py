@@ -35,6 +35,20 @@ def test_checks_and_an_invariant_run_in_the_mirror(sshd, flow, mark):
         shutil.rmtree(mirrors, ignore_errors=True)
 
 
+def test_a_remote_check_started_by_a_runs_attest_gets_no_rail_token(sshd, flow, mark):
+    from tests.e2e.test_op_rails import writer_run_env
+    from tests.remote.cases import no_rail_token_through_wrapper
+
+    root = f".cache/owed-remote-test-{mark}"
+    mirrors = Path(pwd.getpwuid(os.getuid()).pw_dir) / root
+    wrap = f"OWED_SSH_ROOT={root} {WRAP}/ssh -F {sshd.config} {sshd.HOST} {{cwd}} {{timeout}} {{cmd}}"
+    try:
+        no_rail_token_through_wrapper(flow, wrap, f'case "$PWD" in */{root}/*) true ;; *) false ;; esac',
+                                      writer_run_env)
+    finally:
+        shutil.rmtree(mirrors, ignore_errors=True)
+
+
 def test_two_runs_of_one_tree_get_their_own_copies_unless_kept(sshd, tmp_path, mark):
     # A killed run's copy is removed late by the far side: it must never be the next run's copy. The run
     # token stays here (the far side here is this machine: a sweep of ours must not kill its cleanup).

@@ -90,3 +90,10 @@ def test_cli_argv_is_the_command_line_a_call_stands_for():
     assert tools.cli_argv("owed_decoy", {"cwd": "/x", "action": "commit", "digest": "abc"}) == ["decoy", "commit", "abc"]
     assert tools.cli_argv("owed_evidence", {"cwd": "/x", "node": "a", "ev_id": "s", "file": ["f1", "f2"]}) == [
         "evidence", "a", "s", "--file", "f1", "--file", "f2"]
+
+
+def test_owed_answer_takes_rid_and_a_positive_rev_like_the_cli():
+    from owed.mcp import tools
+
+    props = tools.schema("owed_answer")["properties"]
+    assert props["rid"]["type"] == "string" and props["rev"] == {**props["rev"], "type": "integer", "minimum": 1}
