@@ -94,7 +94,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
         from owed.ops.merge_waiting import read as running_merge
         from owed.views.merge_place import decorate as merge_place
 
-        merge_place(ctx.state, ctx.plan, node, view, running_merge(ctx.ledger.root))  # queue, waiting, batch
+        merge_place(ctx.state, ctx.plan, node, view, running_merge(ctx.ledger.dir))  # queue, waiting, batch
         from owed.ops.conflicts import probe
 
         found = probe(ctx, only=node).get(node)
