@@ -8,11 +8,22 @@ same for CPU time (user + sys, with the git children), which a loaded machine di
 
 - baseline                 python -c pass (the installed venv's python)
 - version, help, cmd_help  owed --version, owed --help, owed status --help        (target <= 3x)
-- status, why, verify      on a 500-entry ledger in a real repository             (target <= 5x)
+- status, why, verify      on a 500-entry ledger in a real repository, the snapshot at the head (`owed verify`
+                           leaves it there)                                       (target <= 5x)
+- status_behind            the same ledger with its snapshot 8 entries behind the head: what a read costs
+                           between two snapshot rewrites (every 16 entries), folding with the reducer
 - write_to_first_git       `owed dispatch <node>` of a ready node in a real initialized repository, process
                            start to its first git exec (target <= 4x): read paths start no git child now
                            (gitops/ondisk.py), so the first one is the dispatch's own work (check-ref-format)
                            (a `sh` wrapper named git records the instant; its own ~1 ms is included)
+
+What start-up costs and what was cut (docs/DESIGN.md, "The CLI starts without typer"): the read path at the
+snapshot head imports neither pathlib (Repo and Ledger keep string locations), OpenSSL (owed/canon.py
+hashes with the built-in sha256 while hashing is light), stdlib json, threading, signal, shutil, weakref,
+subprocess nor the entry Structs, chain decoder, reducer and folds; module-level regexes compile at first
+use (owed/lazyre.py); msgspec.inspect/toml/yaml load lazily and a command's process runs no garbage
+collection during start-up (owed/cli/lean.py). What is left is python, re/typing/enum, msgspec (with
+datetime, decimal, uuid/platform, textwrap) and owed's own ~65 modules and decoders; figures in the issue note.
 
     python bench/startup.py [--runs 15] [--entries 500] [--python .venv/bin/python] [--editable]
 """
@@ -81,6 +92,26 @@ def repo_with_ledger(tmp: Path, entries: int) -> tuple[Path, Path]:
     return work, ledger
 
 
+def behind(tmp: Path, ledger: Path, lag: int) -> Path:
+    """A copy of `ledger` whose snapshot stands `lag` entries behind its head (verify on a shorter copy of the
+    file writes the snapshot; the full file and its head record are then put back)."""
+    out = tmp / "ledger-behind"
+    shutil.copytree(ledger, out)
+    full, head = (out / "ledger.jsonl").read_bytes(), (out / "head").read_bytes()
+    lines = full.splitlines(keepends=True)
+    (out / "ledger.jsonl").write_bytes(b"".join(lines[:-lag]))
+    (out / "head").unlink()
+    subprocess.run([sys.executable, "-c", "import sys; from owed.ledger.store import Ledger; Ledger(sys.argv[1]).verify(repair=True)",
+                    str(out)], check=True, cwd=ROOT)
+    (out / "ledger.jsonl").write_bytes(full)
+    (out / "head").write_bytes(head)
+    probe = subprocess.run([sys.executable, "-c", "import sys; from owed.ledger.store import Ledger; l = Ledger(sys.argv[1]); "
+                            "l.load(); print(l.folded)", str(out)], check=True, cwd=ROOT, capture_output=True, text=True)
+    if int(probe.stdout) != lag:
+        raise SystemExit(f"the lagging ledger folds {probe.stdout.strip()} entries, not {lag}")
+    return out
+
+
 def dispatch_repo(tmp: Path, owed: str, nodes: int) -> Path:
     """A real repository whose plan has `nodes` independent ready nodes, initialized (no measurement)."""
     work = tmp / "wrepo"
@@ -114,6 +145,7 @@ def main() -> None:
         env = dict(os.environ, OWED_DIR=str(ledger))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([owed, "verify"], env=env, cwd=work, capture_output=True)  # snapshot at head
+        lagging = behind(tmp, ledger, 8)
         cmds = {
             "baseline": [py, "-c", "pass"],
             "version": [owed, "--version"],
@@ -122,7 +154,9 @@ def main() -> None:
             "status": [owed, "status"],
             "why": [owed, "why", "n1"],
             "verify": [owed, "verify"],
+            "status_behind": [owed, "status"],
         }
+        envs = {"status_behind": dict(env, OWED_DIR=str(lagging))}
         walls: dict[str, list[float]] = {k: [] for k in cmds}
         cpus: dict[str, list[float]] = {k: [] for k in cmds}
         first_git: list[float] = []
@@ -133,7 +167,7 @@ def main() -> None:
         for run in range(a.runs):
             for name, cmd in cmds.items():
                 t0 = time.perf_counter()
-                code, cpu, err = run_counted(cmd, env, work)
+                code, cpu, err = run_counted(cmd, envs.get(name, env), work)
                 walls[name].append(time.perf_counter() - t0)
                 cpus[name].append(cpu)
                 if code != 0:

@@ -9,6 +9,8 @@ Map (each part documents its own methods):
   materialize.MaterializeMixin  measurement trees: materialize with pins, overlay, discard
   exclude.ExcludeMixin          the common info/exclude: append and exact rollback
   leased.LeasedTreesMixin       reuse trees (exec.trees: reuse): leased stable worktrees, reset, touch, remove
+
+read.ReadRepo (base + refs + worktrees) is the part a command starts with; Repo completes it (owed/gitops/read.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ from owed.gitops.exclude import ExcludeMixin
 from owed.gitops.leased import LeasedTreesMixin
 from owed.gitops.materialize import MaterializeMixin
 from owed.gitops.merge import MergeMixin
-from owed.gitops.refs import RefsMixin
+from owed.gitops.read import ReadRepo
 from owed.gitops.trees import TreesMixin
-from owed.gitops.worktrees import WorktreesMixin
 
 
-class Repo(RefsMixin, MergeMixin, WorktreesMixin, MaterializeMixin, LeasedTreesMixin, TreesMixin, ExcludeMixin):
+class Repo(ReadRepo, MergeMixin, MaterializeMixin, LeasedTreesMixin, TreesMixin, ExcludeMixin):
     """A repository seen from one of its worktrees: `Repo.discover(path)`."""

@@ -56,8 +56,9 @@ def warm_answer(repo, name: str, files: list, ask, *key):
 
 
 def _repo(cwd: str):
-    """The repository of `cwd` (a long-lived caller keeps it: discovery is a git call)."""
-    from owed.git import Repo
+    """The repository of `cwd` (a long-lived caller keeps it: discovery is a git call). A ReadRepo: the full Repo
+    once a method beyond discovery, refs and worktrees is first used (owed/gitops/read.py)."""
+    from owed.gitops.read import ReadRepo as Repo
 
     warm = WARM.get()
     if warm is None:
@@ -94,7 +95,7 @@ class Context:
     @classmethod
     def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
         from owed.errors import UsageError
-        from owed.git import GitError
+        from owed.gitops.proc import GitError
 
         cwd = cwd or os.getcwd()
         try:

@@ -92,10 +92,13 @@ def test_the_budget_detects_a_heavy_import(repo):
 
 # At the snapshot head (`owed verify` leaves it there) status and why fold nothing and read only files: no pathlib
 # (with urllib.parse and ipaddress, ~3 ms), no OpenSSL (owed/canon.py), no stdlib json, threading, signal, shutil
-# or weakref, and none of the fold machinery (issue 15). The child runs with -S and PYTHONPATH so the checkout's
+# or weakref, none of the fold machinery and none of git's merge/tree/measurement mixins (owed/gitops/read.py;
+# issue 15). The child runs with -S and PYTHONPATH so the checkout's
 # editable-install finder (which imports pathlib itself at startup) is not there to hide an import.
 AT_HEAD = ("pathlib", "hashlib", "_hashlib", "json", "threading", "signal", "shutil", "weakref", "subprocess",
-           "owed.reducer", "owed.entries", "owed.ledger.chain", "owed.interrupts")
+           "owed.reducer", "owed.entries", "owed.ledger.chain", "owed.interrupts",
+           "owed.git", "owed.gitops.merge", "owed.gitops.trees", "owed.gitops.materialize", "owed.gitops.leased",
+           "owed.gitops.exclude")
 AT_HEAD_READS = [["status"], ["status", "--json"], ["status", "--full"], ["why", "greeting"], ["why", "greeting", "--json"],
                  ["why", "trunk"]]
 
