@@ -112,10 +112,10 @@ def dependents(plan: Plan) -> dict[str, frozenset[str]]:
     if hit is not None and hit[0]() is plan:
         return hit[1]
     out = dependents_of(edges(plan))
-    key = id(plan)
+    key, memo = id(plan), _DEPENDENTS  # the dict itself: at interpreter exit module globals may be None
 
     def forget(_ref) -> None:
-        _DEPENDENTS.pop(key, None)
+        memo.pop(key, None)
 
     # _weakref.ref is weakref.ref, without the weakref module's import (~0.4 ms of every command, issue 15)
     from _weakref import ref

@@ -5,7 +5,6 @@ blob only when the full validation accepts it too, with an equal plan."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import msgspec
@@ -21,8 +20,21 @@ from .conftest import FULL, QUICKSTART  # noqa: TID252 - sibling fixture module
 from .test_fuzz import FAST, values  # noqa: TID252 - the fuzz test's documents
 from .test_validation import CASES  # noqa: TID252
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from synth import plan_yaml  # noqa: E402
+
+
+def _bench_synth():
+    """bench/synth.py loaded from its file: bench/ never goes on sys.path (its mcp.py would shadow the SDK for
+    every later test of this worker)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_owed_bench_synth", Path(__file__).resolve().parents[3] / "bench" / "synth.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+plan_yaml = _bench_synth().plan_yaml
 
 RICH = """\
 version: 1
