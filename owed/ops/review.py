@@ -96,6 +96,7 @@ def review(cwd: str, node_id: str, *, verdict: ReviewVerdict, rank: int | None, 
         raise UsageError("owed review needs --as reviewer:<id> (or --as owner:<id> for an owner override)")
     if obligation not in REVIEW_OBLIGATIONS:
         raise UsageError(f"--obligation must be review or closure-review, not {obligation!r}")
+    rails_check("review", node_id, cwd=cwd)  # the rail first: a run learns nothing of nodes it may not judge
     ctx = Context.load(cwd)
     known_node(ctx.plan, node_id)
     by, channel = _reviewer(as_, i_am_owner, candidate_summary(ctx.state, node_id, f"Owner review of node {node_id}"))
@@ -230,6 +231,7 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
     given = candidate_arg(candidate)
     if not _EVIDENCE_ID.match(ev_id):
         raise UsageError(f"evidence id {ev_id!r} must match ^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    rails_check("evidence", node_id, cwd=cwd)  # the rail first (the principal's own check follows)
     ctx = Context.load(cwd)
     node = known_node(ctx.plan, node_id)
     by, channel = _evidence_principal(as_, i_am_owner,

@@ -76,7 +76,7 @@ def test_every_owner_or_parent_op_judges_the_run_against_the_ledger_it_acts_on(r
     before = _ledger(run)
     with pytest.raises(Refused) as exc:
         act(run)
-    assert str(exc.value).startswith("refused: a writer run of node plain cannot act as "), str(exc.value)
+    assert str(exc.value).startswith("refused: a writer run of node plain cannot "), str(exc.value)
     assert _ledger(run) == before
 
 
@@ -110,3 +110,16 @@ def test_a_check_started_by_a_runs_attest_does_not_carry_its_rail_token(tmp_path
     assert runs["verdict"] == "pass" and "rail token: none" in f.blob(runs["log"]), (runs, f.blob(runs["log"]))
     assert acts["verdict"] == "pass" and "refused: an unverified run" in f.blob(acts["log"]), f.blob(acts["log"])
     assert not any(e["kind"] == "review" for e in f.ledger())
+
+
+@pytest.mark.parametrize("act", [
+    lambda repo: act_cmds.review(str(repo), "no-such-node", ok=True, note="x", as_="reviewer:x"),
+    lambda repo: act_cmds.evidence(str(repo), "no-such-node", "ui", note="x"),
+    lambda repo: act_cmds.review(str(repo), "release", ok=True, note="x", as_="reviewer:x"),
+], ids=["review-unknown", "evidence-unknown", "review-other"])
+def test_a_writer_runs_review_or_evidence_is_refused_by_the_rail_before_the_node_is_looked_up(run, act):
+    before = _ledger(run)
+    with pytest.raises(Refused) as exc:
+        act(run)
+    assert str(exc.value).startswith("refused: a writer run of node plain cannot "), str(exc.value)
+    assert _ledger(run) == before
