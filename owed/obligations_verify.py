@@ -43,6 +43,7 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?:\*\*|__)?[ \t]*verify[ \t]*:?[ \t]
                       re.IGNORECASE)
 _ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _NO_RESPONSE = "_No response_"
+_SEVERAL = "```(several lines) "  # a fenced value of more than one line: malformed, never run
 _QUOTE = re.compile(r" {0,3}> ?")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # The documented "no predicate is possible here" answers. They win over any code span in the
@@ -116,6 +117,9 @@ def read_verify(body: str | None) -> VerifyField:
         return VerifyField("", text, text, False)
     if _STARTS_LIKE_NONE.match(text) and "`" in text:
         return VerifyField("", text, "malformed Verify field: starts like 'none' but carries a code span; not run", True)
+    if text.startswith(_SEVERAL):
+        return VerifyField("", text[len(_SEVERAL):], "malformed Verify field: a fenced block of several lines is not "
+                           "one command", True)
     span, problem = _first_span(text)
     if problem:
         return VerifyField("", text, f"malformed Verify field: {problem}", True)
@@ -147,7 +151,7 @@ def _heading_value(lines: list[str], depth: int) -> str:
         content = [x for x in inside if x.strip()]
         if len(content) == 1 and "`" not in content[0]:
             return f"`{content[0].strip()}`"
-        return "`" + " ".join(x.strip() for x in content) if content else ""
+        return _SEVERAL + " ".join(x.strip() for x in content) if content else ""
     return ""
 
 

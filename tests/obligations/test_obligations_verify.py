@@ -187,3 +187,11 @@ def test_a_verify_heading_carries_the_field_on_the_lines_below_it(body, want):
 
     field = read_verify(body)
     assert (field.predicate, field.malformed) == want, field
+
+
+def test_a_verify_heading_with_a_fenced_block_of_several_lines_says_why_it_is_not_run():
+    from owed.obligations_verify import read_verify
+
+    field = read_verify("### Verify\n\n```shell\necho a\necho b\n```\n")
+    assert field.malformed and field.reason == ("malformed Verify field: a fenced block of several lines is not "
+                                                "one command") and field.text == "echo a echo b"
