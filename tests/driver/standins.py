@@ -81,6 +81,19 @@ def doc(repo, *args) -> dict:
     return json.loads(ok(repo, *args, "--json"))
 
 
+def wake_passes(repo, n: int = 4, gap: float = 0.5) -> None:
+    """`n` more passes of a waiting `owed drive` over `repo`: a waiting driver wakes when the ledger file's size
+    or mtime moves (driver/loop.py _wait_change), so each touch is one more pass — instead of sleeping through
+    its 5 s re-wake to see what a few passes do (or do not do)."""
+    import os
+    import time
+
+    ledger = repo / ".git" / "owed" / "ledger.jsonl"
+    for _ in range(n):
+        os.utime(ledger)
+        time.sleep(gap)
+
+
 def entries(repo) -> list[dict]:
     return [json.loads(x) for x in (repo / ".git" / "owed" / "ledger.jsonl").read_text().splitlines()]
 

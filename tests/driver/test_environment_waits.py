@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from tests.driver.standins import COUNT, WRITE_AND_SUBMIT, kinds, make, node, ok
+from tests.driver.standins import COUNT, WRITE_AND_SUBMIT, kinds, make, node, ok, wake_passes
 
 
 def _drive(repo) -> subprocess.Popen:
@@ -47,7 +47,7 @@ def test_a_full_disk_during_a_check_waits_notifies_once_and_never_repairs(tmp_pa
     try:
         obs = _until(lambda: [o for o in kinds(repo, "obs") if o.get("verdict") == "error"])
         assert obs[0]["note"].startswith("environment: disk full (cp: error writing out.bin: No space left on device)")
-        time.sleep(3)
+        wake_passes(repo)  # a few passes during the back-off
         assert p.poll() is None  # waiting out the back-off, not idle
         assert kinds(repo, "send") == [] and kinds(repo, "halt") == []  # never a repair, never a halt
         flag.touch()
@@ -68,7 +68,7 @@ def test_disk_low_holds_measurements_back_with_one_notice_and_the_driver_waits(t
     p = _drive(repo)
     try:
         _until(lambda: kinds(repo, "submit"))
-        time.sleep(4)
+        wake_passes(repo)  # a few passes while the disk is low
         assert p.poll() is None and kinds(repo, "obs") == []  # no measurement starts; not idle
         plan = (repo / "plan.yaml").read_text().replace("min_free_mb: 1000000000", "min_free_mb: 0")
         (tmp_path / "plan2.yaml").write_text(plan)  # (trunk's worktree stays clean: the merge fast-forwards it)

@@ -4,13 +4,12 @@ never "ended without submitting"; `drive.answer_grace_s` reminds once. Real CLI,
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 from tests.conftest import git
-from tests.driver.standins import doc, kinds, make, messages, node, ok, owed
+from tests.driver.standins import doc, kinds, make, messages, node, ok, owed, wake_passes
 
 ASKING_WRITER = """\
     answer=$(sed -n 's/^q1 (#[0-9]*) "Which greeting?": //p' "$OWED_TASK_FILE")
@@ -129,21 +128,11 @@ def test_ask_outside_a_driver_run_is_refused_and_records_nothing(tmp_path):
     assert len(kinds(repo, "rule")) + len(kinds(repo, "ask")) == before
 
 
-def _passes_while_open(repo, n: int = 4) -> None:
-    """`n` more driver passes over the open question: a waiting driver wakes when the ledger file's size or
-    mtime moves (driver/loop.py _wait_change), so each touch is one more pass (instead of waiting out its 5 s
-    re-wake, a few times)."""
-    ledger = repo / ".git" / "owed" / "ledger.jsonl"
-    for _ in range(n):
-        os.utime(ledger)
-        time.sleep(0.5)
-
-
 def _asked_then_answered(repo) -> str:
     p = _drive(repo)
     try:
         _until(lambda: kinds(repo, "ask"))
-        _passes_while_open(repo)  # several passes while the question is open
+        wake_passes(repo)  # several passes while the question is open
         ok(repo, "answer", "a", "hola")
         return _finish(p)
     finally:
