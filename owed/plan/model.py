@@ -351,10 +351,10 @@ def _index(plan: Plan) -> dict[str, Node]:
     # Plans are frozen, so an index keyed by identity stays right; it is dropped with the plan (the callback
     # of a weak reference kept beside it). `_weakref.ref` is `weakref.ref`, without importing the weakref
     # module (~0.4 ms of every command, issue 15).
-    key = id(plan)
-    found = _INDEXES.get(key)
+    key, memo = id(plan), _INDEXES  # the dict itself: at interpreter exit module globals may be None
+    found = memo.get(key)
     if found is None:
         from _weakref import ref
 
-        found = _INDEXES[key] = ({n.id: n for n in plan.nodes}, ref(plan, lambda _r: _INDEXES.pop(key, None)))
+        found = memo[key] = ({n.id: n for n in plan.nodes}, ref(plan, lambda _r: memo.pop(key, None)))
     return found[0]
