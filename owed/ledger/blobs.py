@@ -45,7 +45,7 @@ def check(blob_dir: str | Path, named: dict[str, list[int]]) -> tuple[dict[str, 
 
     Every file is read into one reused buffer (`readv`): `os.read(fd, 1 MiB)` allocates (and the kernel
     zero-fills) a fresh megabyte per call, which cost 4x the hashing itself on 7k small blobs."""
-    import hashlib  # every blob, streamed: OpenSSL's sha256 (verify only; owed/canon.py keeps it off read paths)
+    from owed.canon import sha256  # the built-in sha256 while hashing is light, then OpenSSL's (owed/canon.py)
 
     missing: dict[str, list[int]] = {}
     damaged: dict[str, list[int]] = {}
@@ -63,7 +63,7 @@ def check(blob_dir: str | Path, named: dict[str, list[int]]) -> tuple[dict[str, 
             continue
         try:
             n = os.readv(fd, (buf,))
-            h = hashlib.sha256(view[:n])
+            h = sha256(view[:n])  # a full first chunk (a large blob) takes OpenSSL at once
             while n == _CHUNK:  # a regular file reads short only at its end
                 n = os.readv(fd, (buf,))
                 h.update(view[:n])

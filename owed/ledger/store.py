@@ -126,10 +126,10 @@ class Ledger:
     @classmethod
     def discover(cls, path=None) -> Ledger:
         """The ledger of the repository containing `path`: `Repo.ledger_dir()`, the one way to find it."""
-        from owed.git import Repo
+        from owed.gitops.read import ReadRepo  # discovery only: not owed.git's merge, tree and worktree layers
 
         # ledger_dir()'s answer as a string (realpath, like it): pathlib stays unimported (verify, issue 15)
-        return cls(os.path.realpath(Repo.discover(path or ".").ledger_dir_str()))
+        return cls(os.path.realpath(ReadRepo.discover(path or ".").ledger_dir_str()))
 
     def exists(self) -> bool:
         try:

@@ -96,3 +96,60 @@ def test_a_passing_attribution_rerun_of_a_repeating_check_is_decided_by_the_pool
     assert why["cleared"][0]["how"] == ("attributed: pooled fail: repeat pools 3 runs on this key: 1 passed "
                                         "(1×2 < 1×3: fail)")
     assert owed("verify").returncode == 0
+
+
+def _uncached_repeat_of(plan, subject: str, obligation: str):
+    """pooling.repeat_of without its per-plan table: the item's spec looked up in the plan on every call."""
+    kind, _, iid = obligation.partition(":")
+    if subject == "trunk" and kind == "inv":
+        items = [i for i in plan.invariants if i.id == iid]
+    else:
+        node = plan.node(subject)
+        items = [c for c in node.checks if c.id == iid] if node is not None and kind == "check" else []
+    rep = items[0].repeat if items else None
+    return (rep.runs, rep.needed) if rep else None
+
+
+def test_replay_with_the_per_plan_repeat_table_equals_the_uncached_lookup(tmp_path, owed, monkeypatch):
+    """A real ledger with pooled observations on a repeating check and a repeating invariant: the replayed
+    state (every ObsAgg's pool and run votes, the cleared block, history) is the same bytes whether repeat_of
+    answers from its per-plan table or scans the plan on every observation."""
+    import msgspec
+
+    from owed.folds import judgments
+    from owed.ledger.store import Ledger
+    from owed.pooling import repeat_of
+    from owed.reducer import apply
+    from owed.state import State
+
+    count = tmp_path / "count"
+    text = plan(count, ", repeat: {runs: 2, need: 1}").replace(
+        "invariants: []", "invariants:\n  - {id: u, run: 'true', timeout_s: 30, repeat: {runs: 3, need: 2}}\n"
+        "  - {id: v, run: 'true', timeout_s: 30}")
+    repo = make_repo(tmp_path / "r", text)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    submitted(owed, repo)
+    count.write_text("2\n")
+    assert owed("attest", "x").returncode == 1
+    assert owed("attest", "x", "--rerun").returncode == 4
+    assert owed("attest", "x", "--rerun").returncode == 0
+    led = Ledger.discover(repo)
+    entries = led.read_all()
+
+    def replay() -> State:
+        state = State()
+        for e in entries:
+            apply(state, e, led.plan)
+        return state
+
+    cached = replay()
+    p = led.plan(cached.plan.sha)
+    asked = {(e.subject, e.obligation) for e in entries if type(e).__name__ == "Obs"}
+    assert {("x", "check:t"), ("trunk", "inv:u"), ("trunk", "inv:v")} <= asked, asked
+    assert {k: repeat_of(p, *k) for k in asked} == {k: _uncached_repeat_of(p, *k) for k in asked}
+    pools = sorted(tuple(a.pool) for a in cached.obs.values() if a.pool)
+    assert pools == [(2, 1), (3, 2)], pools  # both repeating items pooled: the comparison is not vacuous
+    monkeypatch.setattr(judgments, "repeat_of", _uncached_repeat_of)
+    uncached = replay()
+    assert msgspec.msgpack.encode(uncached) == msgspec.msgpack.encode(cached)

@@ -27,13 +27,22 @@ def test_both_implementations_give_hashlibs_digest(data):
 
 
 def test_light_hashing_never_imports_hashlib_and_heavy_hashing_switches():
+    """Calls are charged their size plus a per-call cost: the budget's last call stays built-in, the next
+    one switches. A verify of 500 entries (~560 bytes each) hashes ~0.4 MiB's worth: built-in throughout."""
     code = ("import sys\nfrom owed import canon\n"
-            "[canon.sha256(b'%d' % i) for i in range(canon._LIGHT_CALLS)]\n"
+            "entry = b'e' * 560\n"
+            "n = canon._LIGHT_BUDGET // (len(entry) + canon._LIGHT_CALL_BYTES)\n"
+            "assert n >= 1000, n\n"
+            "digests = [canon.sha256_hex(entry[:-1] + b'%d' % (i % 10)) for i in range(n - 1)]\n"
             "light = 'hashlib' in sys.modules\n"
-            "canon.sha256(b'one more')\n"
-            "print(light, 'hashlib' in sys.modules, canon._heavy is __import__('hashlib').sha256)\n")
+            "canon.sha256(entry)\n"
+            "last_light = 'hashlib' in sys.modules\n"
+            "canon.sha256(entry)\n"
+            "import hashlib\n"
+            "same = digests[3] == hashlib.sha256(entry[:-1] + b'3').hexdigest()\n"
+            "print(light, last_light, canon._heavy is hashlib.sha256, same)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False", "True", "True"]
+    assert out == ["False", "False", "True", "True"]
 
 
 def test_one_large_input_takes_openssl_at_once():

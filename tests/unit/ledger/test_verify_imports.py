@@ -1,6 +1,7 @@
-"""`owed verify` replays everything (the reducer, OpenSSL's sha256), but at a current snapshot and head record
+"""`owed verify` replays everything (the reducer, every hash), but at a current snapshot and head record
 it writes nothing, so it needs neither pathlib (with urllib and ipaddress behind it) nor json: the ledger's
-locations are strings and a stored plan blob is checked by its typed decode (owed/plan/blobcheck.py)."""
+locations are strings and a stored plan blob is checked by its typed decode (owed/plan/blobcheck.py). A small
+ledger's hashes take the built-in sha256 (no OpenSSL), and the ledger is found by a ReadRepo (no owed.git)."""
 
 from __future__ import annotations
 
@@ -18,3 +19,7 @@ def test_verify_at_a_current_snapshot_imports_neither_pathlib_nor_json(tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert {"owed.reducer", "owed.plan.blobcheck"} <= names, "verify replayed nothing: the test would prove nothing"
     assert not {"pathlib", "json"} & names, sorted({"pathlib", "json"} & names)
+    # A small ledger's entry and blob hashes stay on the built-in sha256 (owed/canon.py): no OpenSSL; and
+    # discovering the ledger needs git's files only, not owed.git's merge, tree and worktree layers.
+    kept_off = {"hashlib", "_hashlib", "owed.git", "owed.gitops.repo", "owed.gitops.merge", "owed.gitops.trees"}
+    assert not kept_off & names, sorted(kept_off & names)
