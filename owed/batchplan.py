@@ -66,7 +66,7 @@ def _suspects(state, queue: list[str], refused: set[str]) -> list[str]:
     return []
 
 
-def plan_batch(state, plan, queue: list[str], n: int, refused: set[str] = frozenset()) -> list[str]:
+def plan_batch(state, plan, queue: list[str], n: int, refused: set[str] | frozenset[str] = frozenset()) -> list[str]:
     if not queue:
         return []
     if n < 2:

@@ -174,6 +174,8 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     else:
         fold = _FOLDS.get(kind)
         if fold is not None:
+            if state.plan is None:  # check_envelope keeps seq 0 for the genesis, which sets the plan
+                raise _refuse(e, "no plan recorded before it (the first entry is the genesis)")
             plan = plans(state.plan.sha)
             fold(state, e, plan)
         elif kind not in ("note",):
