@@ -17,6 +17,8 @@ principal as a usage error).
 (True, True, True)
 >>> claims("owner", "owner"), claims("owner:x", "parent")
 (True, False)
+>>> invariant_of("inv:tree"), invariant_of("check:inv:x"), merge_subject("a", "check:unit"), merge_subject("a", "inv:t")
+('tree', None, 'a', 'trunk')
 """
 
 from __future__ import annotations
@@ -93,3 +95,15 @@ def obligation_kind(ob: str) -> str:
 
 def obligation_id(ob: str) -> str:
     return ob.partition(":")[2]
+
+
+def invariant_of(ob: str) -> str | None:
+    """The invariant id of `inv:<id>`; None for any other obligation."""
+    kind, _, ident = ob.partition(":")
+    return ident if kind == "inv" else None
+
+
+def merge_subject(node: str, ob: str) -> str:
+    """The subject a merge-tree observation of `ob` is recorded under: the node for its checks (`check:…`), the
+    trunk for invariants (`inv:…`)."""
+    return node if obligation_kind(ob) == "check" else "trunk"

@@ -19,6 +19,7 @@ from typing import Any
 
 from owed import entries as E
 from owed.globs import unguarded_globs
+from owed.ids import merge_subject
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, TrunkRed, UnknownNode
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
@@ -128,7 +129,7 @@ def _reused_failures(st, node_id: str, keys: dict) -> list[tuple[str, str, objec
     """Merge-tree failures a retry reused (recorded earlier on the same keys): [(obligation, key, observation)]."""
     out = []
     for ob, key in keys.items():
-        agg = st.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        agg = st.agg(merge_subject(node_id, ob), ob, key)
         o = (agg.last_fail or agg.last) if agg is not None else None
         if o is not None and o.verdict != "pass" and o.merging == node_id and agg.verdict != "pass":
             out.append((ob, key, o))

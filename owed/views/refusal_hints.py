@@ -26,6 +26,8 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 
 from __future__ import annotations
 
+from owed.ids import invariant_of, merge_subject
+
 
 def _diff(changed: list[str] | None) -> str:
     if not changed:
@@ -67,7 +69,7 @@ def _trunk_red_since(state, ob: str, name: str, sig: str | None) -> str | None:
     """`<name>: trunk red since #S (after merge #M <who>)` when the latest failure on the current trunk key has
     the name with a matching signature; S begins the uninterrupted same-signature run of trunk observations
     (broken by a pass, the name missing or a changed signature)."""
-    iid = ob[4:] if ob.startswith("inv:") else None
+    iid = invariant_of(ob)
     key = state.trunk_keys.get(iid) if iid else None
     agg = state.agg("trunk", ob, key) if key else None
     last = agg.last if agg is not None else None
@@ -100,7 +102,7 @@ def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     """Between the node's own trees (no independent evidence, so no intermittency or trunk claim): did its
     latest earlier merge tree (another key: an earlier candidate or trunk) fail this test with the same error
     — the repair did not reach it — or with another one? Only when both failures are signed."""
-    subject = node_id if ob.startswith("check:") else "trunk"
+    subject = merge_subject(node_id, ob)
     for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
         if row[3] != node_id or row[2] == key or row[1] != "fail" or name not in row[5]:
             continue
@@ -112,7 +114,8 @@ def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | N
 
 
 def _trunk_agg(state, ob: str):
-    key = state.trunk_keys.get(ob[4:]) if ob.startswith("inv:") else None
+    iid = invariant_of(ob)
+    key = state.trunk_keys.get(iid) if iid is not None else None
     return state.agg("trunk", ob, key) if key else None
 
 
@@ -120,7 +123,7 @@ def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     """`<name>: same test failed on older trees (#a, #b, #c)` (newest first, at most three), `(different error)`
     when every such failure has another signature. The node's own trees are no independent evidence: its
     candidates and merge trees are left out (for a check only trunk probes count)."""
-    subject = node_id if ob.startswith("check:") else "trunk"
+    subject = merge_subject(node_id, ob)
     same: list[int] = []
     other: list[int] = []
     for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
@@ -139,13 +142,14 @@ def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | N
 def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) -> list[str]:
     out: list[str] = []
     for ob, key, o in failures:
-        if ob.startswith("inv:"):
-            tk = state.trunk_keys.get(ob[4:])
+        iid = invariant_of(ob)
+        if iid is not None:
+            tk = state.trunk_keys.get(iid)
             t = state.agg("trunk", ob, tk) if tk else None
             if t is not None and t.last_pass is not None:
                 out.append(f"{ob}: pass on trunk {state.trunk_commit[:12]} (#{t.last_pass.seq}) → fail on merge tree "
                            f"{o.commit[:12]} (#{o.seq}){_diff(changed)}")
-        agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, key)
+        agg = state.agg(merge_subject(node_id, ob), ob, key)
         from owed.pooling import tally
 
         pooled = tally(agg)

@@ -26,6 +26,7 @@ from owed import known_red as KR
 from owed import quarantine as Q
 from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
+from owed.ids import merge_subject
 from owed.views.record import Need, Record
 
 
@@ -240,7 +241,7 @@ def merge_checks(state, node_id: str, plan=None, changed: list[str] | None = Non
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq:
             continue
         row = MergeCheck(ob, f[0], f[1], list(f[3]))
-        agg = state.agg(node_id if ob.startswith("check:") else "trunk", ob, f[4])
+        agg = state.agg(merge_subject(node_id, ob), ob, f[4])
         o = agg.last_fail if agg is not None else None
         taught = hints(state, plan, node_id, [(ob, f[4], o)], changed) if plan is not None and o is not None else []
         if taught:
@@ -296,7 +297,7 @@ def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
             continue
         key = f[4]
         kind, _, rest = ob.partition(":")
-        agg = state.agg(node_id if kind == "check" else "trunk", ob, key)
+        agg = state.agg(merge_subject(node_id, ob), ob, key)
         if agg is not None and agg.verdict == "pass":
             continue
         if kind == "check" and waived_key(state, node_id, ob, key):
