@@ -86,20 +86,26 @@ class DiskFull:
                 raise
             self.noted = full
 
+    def _log(self, act, state) -> bool:
+        """The notice into the drive log (a wake for `owed wait` and drive.notify); False when the log's disk is
+        full too: kept in `unlogged`, the next attempt writes it."""
+        try:
+            self.drv.notifier.notice(act, state)
+            self.unlogged = None
+            return True
+        except OSError as again:
+            if disk_full(again) is None:
+                raise
+            self.drv.printed.pop("notify:disk", None)
+            self.unlogged = (act, state)
+            return False
+
     def _notice(self, e: OSError, wait: float) -> None:
         from driver.policy import Action
 
         act = Action("notify", "disk", reason=_line(e),
                      command=f"free space; the driver retries in {wait:g} s")
-        state = self.drv.seen[0] or self.drv.ctx.state
-        try:
-            self.drv.notifier.notice(act, state)
-            self.unlogged = None
-        except OSError as again:
-            if disk_full(again) is None:
-                raise
-            self.drv.printed.pop("notify:disk", None)  # not logged: the next attempt writes it
-            self.unlogged = (act, state)
+        if not self._log(act, self.drv.seen[0] or self.drv.ctx.state):
             sys.stdout.write(f"notice: disk — {act.reason} → {act.command} (the drive log is full too)\n")
             sys.stdout.flush()
 
@@ -117,11 +123,4 @@ class DiskFull:
                     break
                 await ev.wait()
         if self.unlogged is not None:  # room again? the event goes to the log now (a wake for `owed wait`)
-            act, state = self.unlogged
-            try:
-                self.drv.notifier.notice(act, state)
-                self.unlogged = None
-            except OSError as again:
-                if disk_full(again) is None:
-                    raise
-                self.drv.printed.pop("notify:disk", None)
+            self._log(*self.unlogged)
