@@ -23,3 +23,7 @@ def test_verify_at_a_current_snapshot_imports_neither_pathlib_nor_json(tmp_path)
     # discovering the ledger needs git's files only, not owed.git's merge, tree and worktree layers.
     kept_off = {"hashlib", "_hashlib", "owed.git", "owed.gitops.repo", "owed.gitops.merge", "owed.gitops.trees"}
     assert not kept_off & names, sorted(kept_off & names)
+    # Fold modules load with the first entry of a kind they fold (owed/reducer.py): this ledger holds a genesis
+    # and a dispatch, so neither asks, escapes, sweeps, grants, adoptions nor evidence rules are imported.
+    unused = {f"owed.folds.{m}" for m in ("asks", "escapes", "sweeps", "grants", "adopt", "evidence")}
+    assert "owed.folds.slots" in names and not unused & names, sorted(unused & names)
