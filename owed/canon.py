@@ -85,7 +85,7 @@ _heavy = None
 _charged = 0
 
 
-def sha256(data: bytes = b""):
+def sha256(data: bytes | bytearray | memoryview = b""):
     """A sha256 hash object of `data` (update() it for more): built-in while hashing is light, then OpenSSL's."""
     global _charged, _heavy
     if _heavy is None:

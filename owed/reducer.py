@@ -18,18 +18,11 @@ from collections.abc import Callable
 from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused, Stale
-from owed.folds import asks as A
 from owed.folds import drive as D
-from owed.folds import escapes as X
 from owed.folds import queue as Q
 from owed.folds import batch as B
-from owed.folds.adopt import fold_adopt
-from owed.folds.grants import fold_grant
-from owed.folds.refresh import fold_refresh, set_trunk_keys
-from owed.folds.sweeps import fold_sweep
+from owed.folds.refresh import set_trunk_keys
 from owed.folds import judgments as J
-from owed.folds import slots as S
-from owed.folds.evidence import fold_evidence
 from owed.state import PlanRef, State
 
 
@@ -132,32 +125,46 @@ def _plan(state: State, e: E.Plan, plans: Callable) -> None:
     state.plans.append(state.plan)
 
 
-_FOLDS: dict[str, Callable[..., None]] = {
-    "dispatch": S.fold_dispatch,
-    "submit": S.fold_submit,
-    "rebase": S.fold_rebase,
-    "abandon": S.fold_abandon,
-    "hold": S.fold_hold,
-    "resume": S.fold_resume,
-    "obs": J.fold_obs,
-    "review": J.fold_review,
-    "waive": J.fold_waive,
-    "defer": J.fold_defer,
-    "rule": J.fold_rule,
-    "merge": J.fold_merge,
-    "adopt": fold_adopt,
-    "escape": X.fold_escape,
-    "decoy-commit": X.fold_decoy_commit,
-    "decoy-reveal": X.fold_decoy_reveal,
-    "launch": D.fold_launch,
-    "send": D.fold_send,
-    "halt": D.fold_halt,
-    "evidence": fold_evidence,
-    "sweep": fold_sweep,
-    "grant": fold_grant,
-    "refresh": fold_refresh,
-    "ask": A.fold_ask,
+# kind -> (module in owed.folds, function): a fold module is imported when its first entry kind is folded
+# (issue 15: a ledger without asks, escapes, sweeps, grants, adoptions or evidence never loads their rules).
+_FOLD_NAMES: dict[str, tuple[str, str]] = {
+    "dispatch": ("slots", "fold_dispatch"),
+    "submit": ("slots", "fold_submit"),
+    "rebase": ("slots", "fold_rebase"),
+    "abandon": ("slots", "fold_abandon"),
+    "hold": ("slots", "fold_hold"),
+    "resume": ("slots", "fold_resume"),
+    "obs": ("judgments", "fold_obs"),
+    "review": ("judgments", "fold_review"),
+    "waive": ("judgments", "fold_waive"),
+    "defer": ("judgments", "fold_defer"),
+    "rule": ("judgments", "fold_rule"),
+    "merge": ("judgments", "fold_merge"),
+    "adopt": ("adopt", "fold_adopt"),
+    "escape": ("escapes", "fold_escape"),
+    "decoy-commit": ("escapes", "fold_decoy_commit"),
+    "decoy-reveal": ("escapes", "fold_decoy_reveal"),
+    "launch": ("drive", "fold_launch"),
+    "send": ("drive", "fold_send"),
+    "halt": ("drive", "fold_halt"),
+    "evidence": ("evidence", "fold_evidence"),
+    "sweep": ("sweeps", "fold_sweep"),
+    "grant": ("grants", "fold_grant"),
+    "refresh": ("refresh", "fold_refresh"),
+    "ask": ("asks", "fold_ask"),
 }
+_FOLDS: dict[str, Callable[..., None]] = {}  # the folds resolved so far
+
+
+def _fold_of(kind: str) -> Callable[..., None] | None:
+    fold = _FOLDS.get(kind)
+    if fold is None:
+        where = _FOLD_NAMES.get(kind)
+        if where is None:
+            return None
+        module, name = where
+        fold = _FOLDS[kind] = getattr(__import__(f"owed.folds.{module}", fromlist=[name]), name)
+    return fold
 
 
 def apply(state: State, e: E.Entry, plans: Callable) -> State:
@@ -172,7 +179,7 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     elif isinstance(e, E.Plan):
         _plan(state, e, plans)
     else:
-        fold = _FOLDS.get(kind)
+        fold = _fold_of(kind)
         if fold is not None:
             if state.plan is None:  # check_envelope keeps seq 0 for the genesis, which sets the plan
                 raise _refuse(e, "no plan recorded before it (the first entry is the genesis)")

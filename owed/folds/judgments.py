@@ -59,9 +59,11 @@ def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec
 def _remember(state: State, e: E.Obs) -> None:
     """State.history: the last observations of this subject and obligation, for the refusal hints."""
     rows = state.history.setdefault(f"{e.subject}\x1f{e.obligation}", [])
+    failed = e.failed
     rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
-                 {n: e.signatures.get(n, "") for n in e.failed}])
-    del rows[:-HISTORY]
+                 {n: e.signatures.get(n, "") for n in failed} if failed else {}])
+    if len(rows) > HISTORY:  # one row too many at most: the list is trimmed on every append
+        del rows[:-HISTORY]
 
 
 def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:

@@ -186,7 +186,10 @@ class _Compiler:
 
     def _struct(self, t: mi.StructType) -> Check:
         cls = t.cls
-        fields = [(f.name, f.default, self(f.type)) for f in t.fields]
+        # A field's check is compiled when a value first reaches it: a plan leaves most optional blocks
+        # (exec, drive, sweep, worktrees, allow, ...) at their defaults, and their checks are never built.
+        fields = [(f.name, f.default, f.type) for f in t.fields]
+        checks: list[Check | None] = [None] * len(fields)
         rules = [rule for _needs, rule in self.rules.get(cls, ())]
         normalize = self.normalizers.get(cls)
         walker = self.walker
@@ -194,10 +197,13 @@ class _Compiler:
         def struct(v: Any) -> None:
             if type(v) is not cls:
                 raise _No
-            for name, default, check in fields:
+            for i, (name, default, ft) in enumerate(fields):
                 value = getattr(v, name)
                 if default is not _NODEFAULT and value is default:
                     continue  # absent from the blob (a present default-equal value is refused below)
+                check = checks[i]
+                if check is None:
+                    check = checks[i] = self(ft)
                 check(value)
                 if default is not _NODEFAULT and value == default:
                     raise _No  # canonical_form would drop it: the blob is not canonical

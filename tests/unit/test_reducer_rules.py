@@ -203,3 +203,18 @@ def test_signatures_are_checked_on_replay():
     assert b.state.agg("trunk", "inv:u", "a" * 64).last_fail.signatures == {"t": "v2|e|test/t.py:3||"}
     assert b.state.history["trunk\x1finv:u"][-1] == [ok.seq, "fail", "a" * 64, "", "", {"t": "v2|e|test/t.py:3||",
                                                                                         "u": ""}]
+
+
+def test_every_entry_kind_has_a_fold_that_resolves_from_its_module():
+    """The reducer imports a fold module at its first entry of a kind it folds (owed/reducer.py _FOLD_NAMES):
+    every kind of the format but genesis, plan and note (folded by the reducer itself) has a fold, and each
+    named fold is the callable its module defines."""
+    import importlib
+
+    from owed import reducer
+
+    assert set(reducer._FOLD_NAMES) == set(E.KINDS) - {"genesis", "plan", "note"}
+    for kind, (module, name) in reducer._FOLD_NAMES.items():
+        fold = reducer._fold_of(kind)
+        assert fold is getattr(importlib.import_module(f"owed.folds.{module}"), name) and callable(fold), kind
+    assert reducer._fold_of("note") is None and reducer._fold_of("genesis") is None

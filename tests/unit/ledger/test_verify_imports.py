@@ -23,3 +23,28 @@ def test_verify_at_a_current_snapshot_imports_neither_pathlib_nor_json(tmp_path)
     # discovering the ledger needs git's files only, not owed.git's merge, tree and worktree layers.
     kept_off = {"hashlib", "_hashlib", "owed.git", "owed.gitops.repo", "owed.gitops.merge", "owed.gitops.trees"}
     assert not kept_off & names, sorted(kept_off & names)
+    # Fold modules load with the first entry of a kind they fold (owed/reducer.py): this ledger holds a genesis
+    # and a dispatch, so neither asks, escapes, sweeps, grants, adoptions nor evidence rules are imported.
+    unused = {f"owed.folds.{m}" for m in ("asks", "escapes", "sweeps", "grants", "adopt", "evidence")}
+    assert "owed.folds.slots" in names and not unused & names, sorted(unused & names)
+
+
+def test_verify_at_a_current_snapshot_builds_no_snapshot_decoder(tmp_path):
+    """verify compares the replay's encoding with the snapshot's bytes and decodes its header alone: the typed
+    decoder of the whole State (~0.5 ms) is never built; a status, which loads the snapshot, builds it."""
+    import subprocess
+    import sys
+
+    repo = make_repo(tmp_path / "repo")
+    cli = Cli(repo)
+    assert cli("init", "plan.yaml", "--no-measure").returncode == 0
+    assert cli("dispatch", "greeting").returncode == 0
+    assert cli("verify").returncode == 0
+    code = ("import sys; from owed.cli import main; rc = main(sys.argv[1:]); from owed.ledger import store; "
+            "sys.stderr.write('\\nDECODER %s\\n' % (store._SNAP_DEC is not None)); raise SystemExit(rc)")
+    built = {}
+    for cmd in ("verify", "status"):
+        r = subprocess.run([sys.executable, "-c", code, cmd], cwd=repo, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr[-2000:]
+        built[cmd] = r.stderr.rstrip().rsplit("\n", 1)[-1]
+    assert built == {"verify": "DECODER False", "status": "DECODER True"}, built
