@@ -16,7 +16,8 @@ def logging_git(tmp_path):
     bindir, log = tmp_path / "bin", tmp_path / "git.log"
     bindir.mkdir()
     w = bindir / "git"
-    w.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec {shutil.which("git")} "$@"\n')
+    # The door names the directory as `git -C <cwd> ...` (posix_spawn cannot chdir): the log keeps the call itself.
+    w.write_text(f'#!/bin/sh\n( [ "$1" = -C ] && shift 2; echo "$*" ) >> "{log}"\nexec {shutil.which("git")} "$@"\n')
     w.chmod(0o755)
     return {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}, log
 
