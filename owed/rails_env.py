@@ -2,8 +2,9 @@
 
 - `current(cwd)`        the `rails.Run` of this process for the ledger of `cwd` (default: the running op's
                         cwd, owed/result.acting_in, else the process's), or None. The process's own
-                        environment first, then its ancestors' (Linux /proc, at most 32 levels), so an agent that
-                        scrubs its environment (`env -i owed approve …`) is still a run. An environment naming a
+                        environment first, then its ancestors' (Linux /proc, at most 32 levels, walked once
+                        per process: `ancestor_runs()`), so an agent that scrubs its environment
+                        (`env -i owed approve …`) is still a run. An environment naming a
                         run of another ledger (OWED_RUN_DIR outside this ledger's drive/runs: an agent running
                         owed's own tests in temporary repositories) is not a run of this one. A run environment
                         whose ledger cannot be found counts as a run (fail closed).
@@ -54,9 +55,8 @@ def _ppid(pid: int) -> int:
         return 0
 
 
-def _envs():
-    """This process's environment, then each ancestor's (nearest first)."""
-    yield dict(os.environ)
+def _walk():
+    """Each ancestor's environment (nearest first), read from /proc."""
     pid = os.getpid()
     for _ in range(MAX_DEPTH):
         pid = _ppid(pid)
@@ -66,6 +66,30 @@ def _envs():
         if env is None:
             return  # a process we may not read ends the walk
         yield env
+
+
+_ancestors: tuple[tuple[int, int], tuple[dict[str, str], ...]] | None = None
+
+
+def _names_run(env: dict[str, str]) -> bool:
+    return any(env.get(v) for v in rails.RUN_VARS)
+
+
+def ancestor_runs() -> tuple[dict[str, str], ...]:
+    """The ancestors' environments that name a run (nearest first), walked once per process: a write command
+    asks at the CLI's gate and again in its op (issue 15). An ancestor's environment is the one it was
+    started with, so only another process (a fork) or another parent (this one reparented) walks again."""
+    global _ancestors
+    key = (os.getpid(), os.getppid())
+    if _ancestors is None or _ancestors[0] != key:
+        _ancestors = (key, tuple(env for env in _walk() if _names_run(env)))
+    return _ancestors[1]
+
+
+def _envs():
+    """This process's environment (read at every call: it may change), then each ancestor's naming a run."""
+    yield dict(os.environ)
+    yield from ancestor_runs()
 
 
 def _ledger_dir(cwd: str | None) -> Path | None:
@@ -105,7 +129,7 @@ def current(cwd: str | None = None) -> rails.Run | None:
     ledger: Path | None = None
     looked = False
     for env in _envs():
-        if not any(env.get(v) for v in rails.RUN_VARS):
+        if not _names_run(env):
             continue
         if not looked:
             ledger, looked = _ledger_dir(cwd), True

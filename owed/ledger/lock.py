@@ -40,13 +40,13 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def _rmtree(path: Path) -> None:
+def _rmtree(path: str | Path) -> None:
     import shutil  # only where a lock is taken or broken: shutil (with bz2/lzma) stays off read paths
 
     shutil.rmtree(path, ignore_errors=True)
 
 
-def read_owner(lock_dir: Path) -> dict | None:
+def read_owner(lock_dir: str | Path) -> dict | None:
     import msgspec  # not the stdlib json (~1 ms of a write command's start, issue 15); loaded anyway
 
     try:
@@ -58,50 +58,58 @@ def read_owner(lock_dir: Path) -> dict | None:
 
 
 class DirLock:
-    def __init__(self, path: Path, *, timeout_s: float | None = None, what: str = "ledger", activity: str | None = None):
-        from pathlib import Path
-
-        self.path = Path(path)
+    def __init__(self, path: str | Path, *, timeout_s: float | None = None, what: str = "ledger", activity: str | None = None):
+        self._dir = os.fspath(path)  # a string: no pathlib before a write command's first git call (issue 15)
         self.activity = activity  # what the holder does (`merge of a`, `adopt`): named in busy messages
         # OWED_LOCK_TIMEOUT (seconds) shortens the wait, for tests and impatient scripts.
         self.timeout_s = timeout_s if timeout_s is not None else float(os.environ.get("OWED_LOCK_TIMEOUT") or 60)
         self.what = what
         self.held = False
 
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._dir)
+
+    def _beside(self, suffix: str) -> str:
+        return f"{self._dir}.{suffix}"
+
     def _try(self) -> bool:
-        tmp = self.path.with_name(f"{self.path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
-        tmp.mkdir(parents=True)
+        tmp = self._beside(f"tmp.{os.getpid()}.{os.urandom(4).hex()}")
+        os.makedirs(tmp)
         try:
             owner = {"pid": os.getpid(), "host": HOST, "ts": now_iso()}
             if self.activity:
                 owner["activity"] = self.activity
             import msgspec
 
-            (tmp / "owner.json").write_bytes(msgspec.json.encode(owner))
+            with open(os.path.join(tmp, "owner.json"), "wb") as f:
+                f.write(msgspec.json.encode(owner))
             try:
-                os.rename(tmp, self.path)
+                os.rename(tmp, self._dir)
                 return True
             except OSError as e:
                 if e.errno in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
                     return False
                 raise
         finally:
-            if tmp.exists():
+            if os.path.exists(tmp):
                 _rmtree(tmp)
 
     def _break_if_stale(self) -> bool:
         """Break the lock if its holder is dead on this host; True when the caller should retry at once."""
-        owner = read_owner(self.path)
+        owner = read_owner(self._dir)
         if owner is None or owner.get("host") != HOST or pid_alive(int(owner.get("pid", 0))):
             return False
-        with open(self.path.with_name(self.path.name + ".break"), "a") as guard:
+        with open(self._beside("break"), "a") as guard:
             fcntl.flock(guard, fcntl.LOCK_EX)
-            again = read_owner(self.path)
+            again = read_owner(self._dir)
             if again != owner:
                 return True  # someone else broke it (and perhaps re-took it) meanwhile
-            grave = self.path.with_name(f"{self.path.name}.stale.{os.getpid()}.{os.urandom(4).hex()}")
+            grave = self._beside(f"stale.{os.getpid()}.{os.urandom(4).hex()}")
             try:
-                os.rename(self.path, grave)
+                os.rename(self._dir, grave)
             except FileNotFoundError:
                 return True
             _rmtree(grave)
@@ -114,7 +122,7 @@ class DirLock:
             if self._break_if_stale():
                 continue
             if time.monotonic() >= deadline:
-                owner = read_owner(self.path) or {}
+                owner = read_owner(self._dir) or {}
                 raise Busy(self.busy_message(owner))
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
@@ -129,9 +137,9 @@ class DirLock:
         if not self.held:
             return
         self.held = False
-        grave = self.path.with_name(f"{self.path.name}.done.{os.getpid()}.{os.urandom(4).hex()}")
+        grave = self._beside(f"done.{os.getpid()}.{os.urandom(4).hex()}")
         try:
-            os.rename(self.path, grave)
+            os.rename(self._dir, grave)
         except FileNotFoundError:
             return
         _rmtree(grave)

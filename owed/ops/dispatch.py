@@ -17,7 +17,7 @@ rollback; the last refusal carries `cas_exhausted` (the driver reports `retry ne
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -27,6 +27,9 @@ from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
 from owed.views import packet as packet_view
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SETUP_TIMEOUT_S = 600
 CAS_ATTEMPTS = 3  # the initial round and two retries
@@ -161,7 +164,7 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
         return node, overlaps
 
     ready(ctx)  # refuse early, without waiting for the lock
-    with DirLock(ctx.ledger.root / "locks" / "dispatch", what="dispatch"):
+    with DirLock(os.path.join(ctx.ledger.dir, "locks", "dispatch"), what="dispatch"):
         for round_ in range(1, CAS_ATTEMPTS + 1):
             try:
                 return _open(ctx, node_id, by, ready)
@@ -193,6 +196,8 @@ def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, packe
     branch = _branch_name(wcfg.branch, node, attempt)
     if not repo.check_ref_format_branch(branch):
         raise UsageError(f"branch name {branch!r} from the worktrees.branch template is not valid")
+    from pathlib import Path  # after the first git call: a write command's start stays lean (issue 15)
+
     main = Path(repo.main_worktree)
     root = (main / wcfg.root) if not os.path.isabs(wcfg.root) else Path(wcfg.root)
     if repo.branch_oid(branch) is not None and not _reclaim(repo, branch, base, root / f"{node_id}-{attempt}"):

@@ -134,3 +134,44 @@ def test_the_head_budget_detects_an_import(repo):
     r, names = loaded_plain(repo, ["verify"])
     assert r.returncode == 0, r.stderr[-2000:]
     assert {"owed.reducer", "owed.entries", "owed.ledger.chain"} <= names
+
+
+# A write command's start to its first git call (issue 15): the git door spawns with os.posix_spawn, so neither
+# subprocess (with signal, threading, selectors and locale) nor pathlib is imported before git runs. An audit
+# hook in a real child records the modules held at the first child process it starts.
+BEFORE_FIRST_GIT = ("subprocess", "threading", "signal", "selectors", "locale", "pathlib", "yaml", "typer")
+FIRST_SPAWN = r"""
+import sys
+seen = []
+def hook(ev, args):
+    if ev in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec") and not seen:
+        seen.append(f"{ev} {' '.join(map(str, args[1]))} | {' '.join(sorted(sys.modules))}")
+sys.addaudithook(hook)
+from owed.cli import main
+rc = main(sys.argv[1:])
+sys.stderr.write("\nFIRST " + (seen[0] if seen else "none") + "\n")
+raise SystemExit(rc)
+"""
+
+
+def test_a_write_commands_first_git_call_comes_before_subprocess_and_pathlib(tmp_path):
+    import os
+
+    import msgspec
+
+    path = make_repo(tmp_path / "repo")
+    assert Cli(path)("init", "plan.yaml", "--no-measure").returncode == 0
+    deps = os.path.dirname(os.path.dirname(msgspec.__file__))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, deps]))  # -S: no editable finder importing pathlib
+    r = subprocess.run([sys.executable, "-S", "-c", FIRST_SPAWN, "dispatch", "greeting"], cwd=path,
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first = r.stderr.rstrip().rsplit("\n", 1)[-1]
+    assert first.startswith("FIRST "), r.stderr[-2000:]
+    what, _, mods = first[len("FIRST "):].partition(" | ")
+    assert what.startswith("os.posix_spawn git ") and "check-ref-format" in what, what
+    names = set(mods.split())
+    assert "owed.ops.dispatch" in names, "the dispatch had not started: the test would prove nothing"
+    bad = sorted(n for n in names if n.split(".")[0] in BEFORE_FIRST_GIT)
+    assert not bad, f"imported before the first git call: {bad}"
