@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from owed import entries as E
 
 WINDOW = 5000  # entries the generic history hints look back
+SLACK = 512  # a list is pruned once its oldest row is this far past the window (one cut, not a shift per append)
 
 
 def trunk_fact(state: State, row: list) -> bool:
@@ -56,7 +57,7 @@ def remember(state: State, e: E.Obs) -> None:
     rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
                  {n: e.signatures.get(n, "") for n in failed} if failed else {}, e.commit])
     low = e.seq - WINDOW
-    if rows[0][0] >= low:
+    if rows[0][0] >= low - SLACK:
         return
     cut = next(i for i, r in enumerate(rows) if r[0] >= low)
     if e.subject == "trunk":

@@ -184,6 +184,7 @@ def test_trunk_red_reads_the_complete_run_and_generic_hints_the_last_window(monk
         _trunk_fail(b)
     assert _red(b) == [f"t1: trunk red since #{first.seq}; fix trunk before retrying"]
     monkeypatch.setattr(history, "WINDOW", 5)
+    monkeypatch.setattr(history, "SLACK", 0)
     b = _trunk_book()
     old = _trunk_fail(b, sig=SIG_B)
     _trunk_fail(b, verdict="pass")
