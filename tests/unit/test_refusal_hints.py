@@ -236,3 +236,36 @@ def test_a_merged_nodes_merge_tree_rows_are_trunk_facts_only_on_the_commit_it_ma
     assert trunk_fact(st, row + ["y" * 40]) and not trunk_fact(st, row + ["x" * 40])  # an earlier trunk's tree
     assert not trunk_fact(st, [3, "fail", "k" * 64, "c", "", {}, "y" * 40])  # not merged
     assert trunk_fact(st, [3, "fail", "k" * 64, "", "", {}, "z" * 40])  # a trunk observation
+
+
+def test_a_merged_nodes_merge_tree_on_an_earlier_trunk_is_no_trunk_fact_in_the_run():
+    """b's merge tree passed on X (before its rebase), b landed as Y: that pass was never trunk's, so it does
+    not break the run of trunk failures on T0 and Y."""
+    import textwrap
+
+    p0 = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        nodes:
+          - {id: a, writes: [a/]}
+          - {id: b, writes: [b/]}
+        """)
+    b = Book(p0)
+    b.plan = parse_plan(p0.replace("nodes:", "invariants:\n  - {id: u, run: 'true'}\nnodes:"))
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "a" * 64}))
+    t0 = b.state.trunk_commit
+    _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=t0)
+    for n in "ab":
+        b.dispatch(n)
+        b.add(E.Submit(by=f"writer:{n}#1", node=n, attempt=1, commit=n * 40, keys={"writes": f"w-{n}", "rulings": "x"}))
+        b.obs(n, "writes", "pass")
+    start = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=t0, sigs={"t1": SIG_A})
+    _obs(b, "trunk", "inv:u", "y" * 64, "pass", merging="b", commit="x" * 40)  # b's tree on an earlier trunk
+    b.add(E.Merge(by="executor:owed", node="b", attempt=1, prior=t0, commit="y" * 40, tree="8" * 40,
+                  invariants={"u": "y" * 64}))
+    _obs(b, "trunk", "inv:u", "y" * 64, "fail", ("t1",), merging=None, commit="y" * 40, sigs={"t1": SIG_A})
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), merging="a", commit=M, sigs={"t1": SIG_A})
+    rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], None)
+    assert f"t1: trunk red since #{start.seq}; fix trunk before retrying" in out, out
