@@ -6,9 +6,11 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 - the delta, once per failing invariant with a pass on the current trunk key:
   `inv:<id>: pass on trunk <trunk12> (#<seq>) → fail on merge tree <commit12> (#<seq>)`, plus
   `; node diff touches <p1>, <p2>, <p3> (+<N> more)` when the candidate changed paths;
-- per failing test name the latest failure on the current trunk key has too, with a matching signature
-  (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b); fix
-  trunk before retrying`, S the first observation of the uninterrupted same-signature run on trunk;
+- per failing test name the latest pass/fail on the current trunk key fails too, with a matching signature
+  (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b | after
+  adopt #A); fix trunk before retrying`, S the first observation of the uninterrupted same-signature run of
+  trunk facts under the invariant's current definition (complete history: owed/folds/history.py), the
+  provenance the latest merge or adopt at or before S;
 - per failing name with pass and fail evidence on the same key (the failure's signature matching):
   `known intermittent: <name> passed and failed on this key (#pass, #fail)`, else on the current trunk key
   of the invariant: `… on trunk's key (#pass, #fail)`;
