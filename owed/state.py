@@ -24,12 +24,13 @@ import msgspec
 from owed.canon import ZERO_HASH
 from owed.ids import AggVerdict, ObsVerdict, ReviewVerdict
 
-STATE_VERSION = 23  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 24  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
 # 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
 # State.history (trunk)
+# 24: history rows carry the commit and a 5000-entry window, State.trunk_runs, defn_since, adopts (trunk)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -333,10 +334,14 @@ class State(msgspec.Struct, kw_only=True):
     escapes: list[list] = []  # [seq, node, merge seq, class]
     sweeps: list[list] = []  # [seq, commit, sweep key, verdict | "aborted"]
     retries: dict[int, list] = {}  # remeasure_on: failing obs seq -> [item id, seq of its automatic retry or None]
-    # "subject\x1fobligation" -> its last HISTORY pass/fail observations, oldest first: [seq, "pass"|"fail", key,
-    # merging or "", probe or "", {failed name: signature or ""}] — the refusal hints' older trees and
-    # uninterrupted trunk runs (owed/views/refusal_hints.py); batch votes are not in it.
+    # "subject\x1fobligation" -> its pass/fail observations of the last 5000 entries, oldest first: [seq,
+    # "pass"|"fail", key, merging or "", probe or "", {failed name: signature or ""}, commit] — the refusal
+    # hints' older trees and uninterrupted trunk runs (owed/folds/history.py); batch votes are not in it.
     history: dict[str, list[list]] = {}
+    # "trunk\x1fobligation" -> {failed name: [seq its run began, signature]}: the trunk run pruned rows end in
+    trunk_runs: dict[str, dict[str, list]] = {}
+    defn_since: dict[str, int] = {}  # invariant id -> seq of the entry that keyed its current definition first
+    adopts: list[int] = []  # seqs of adopt entries (trunk moves besides merges)
     decoy_commits: dict[str, int] = {}  # digest -> seq
     decoys_revealed: list[str] = []  # digests
     decoys: dict[str, str] = {}  # revealed decoy node -> defect
@@ -370,9 +375,6 @@ class State(msgspec.Struct, kw_only=True):
         """Invariants with no verdict (pass or fail) on their genesis key: merges and adoptions wait."""
         return sorted(i for i, k in self.genesis_keys.items()
                       if not ((a := self.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails)))
-
-
-HISTORY = 20  # observations kept per (subject, obligation) in State.history
 
 
 def item_id(subject: str, obligation: str, key: str) -> str:

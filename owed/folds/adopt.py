@@ -78,4 +78,5 @@ def fold_adopt(state: State, e: E.Adopt, plan) -> None:
     if problems:
         raise refuse(e, "; ".join(problems))
     state.trunk_commit, state.trunk_seq = e.commit, e.seq
+    state.adopts.append(e.seq)
     set_trunk_keys(state, dict(e.keys), e.seq, plan)

@@ -15,11 +15,12 @@ from owed.folds.merge_red import merge_key_risk, note_merge_obs
 from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
+from owed.folds.history import remember
 from owed.folds.slots import parent_or_owner, refuse
 from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner, obs_verdict
 from owed.keys import split
 from owed.pooling import repeat_of, tally, votes
-from owed.state import HISTORY, Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
+from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
 from owed.waits import open_waits, overlap_only, waits_of
 
 VERDICTS = OBS_VERDICTS
@@ -52,18 +53,8 @@ def _record(state: State, e: E.Obs, iid: str | None = None, plan=None) -> ObsRec
     if plan is not None and e.verdict in ("pass", "fail"):
         _pool(agg, e, plan)
         if e.batch is None:
-            _remember(state, e)
+            remember(state, e)
     return rec
-
-
-def _remember(state: State, e: E.Obs) -> None:
-    """State.history: the last observations of this subject and obligation, for the refusal hints."""
-    rows = state.history.setdefault(f"{e.subject}\x1f{e.obligation}", [])
-    failed = e.failed
-    rows.append([e.seq, e.verdict, e.key, e.merging or "", e.probe or "",
-                 {n: e.signatures.get(n, "") for n in failed} if failed else {}])
-    if len(rows) > HISTORY:  # one row too many at most: the list is trimmed on every append
-        del rows[:-HISTORY]
 
 
 def _pool(agg: ObsAgg, e: E.Obs, plan) -> None:

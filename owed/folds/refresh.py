@@ -7,7 +7,8 @@
 - `set_trunk_keys(state, keys, seq, plan)`: genesis, merge, adopt and refresh set the trunk keys through it,
   so `state.trunk_since[id]` is the seq of the entry that set the current key (kept while a merge leaves
   it unchanged: "red on trunk since #seq") and `state.trunk_defns[id]` the definition it was keyed under
-  (`keys.inv_defn`: a changed invariant reads "not measured on trunk yet" until refreshed).
+  (`keys.inv_defn`: a changed invariant reads "not measured on trunk yet" until refreshed);
+  `state.defn_since[id]` the seq of the entry that first keyed that definition (trunk red runs begin there).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def set_trunk_keys(state: State, keys: dict[str, str], seq: int, plan) -> None:
             since[i] = seq
     state.trunk_keys = dict(keys)
     state.trunk_since = {i: s for i, s in since.items() if i in keys}
+    state.defn_since = {i: state.defn_since.get(i, seq) if state.trunk_defns.get(i) == d else seq
+                        for i, d in defns.items()}
     state.trunk_defns = defns
 
 

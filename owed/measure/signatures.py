@@ -2,9 +2,10 @@
 
 `v2|<error>|<frame>|<expected>|<actual>`: the test's first error line (ANSI-free, one line, 160 characters),
 its innermost repository test *stack* frame made tree-relative (`test/a.test.mjs:6`; a TAP creation-site
-`location:` is no frame), and its expected / actual values (120 characters each), each part masked so that
-what changes from run to run does not change the signature: hex ids of 8 or more digits → `<hex>`,
-durations (`12ms`, `1.5 s`) → `<dur>`, paths under /tmp/ → `<tmp>`; `|` inside a part becomes `/`. A test
+`location:` is no frame), and its expected / actual values (120 characters each), each part masked, then
+cut, so that what changes from run to run does not change the signature: long hex ids (8 or more digits,
+bare or `0x`) → `<hex>`, durations (`12ms`, `1.5s`, `1m30s`, `3 seconds`; not `10m rows` nor `12 s`) →
+`<dur>`, paths under /tmp/ → `<tmp>`; `|` inside a part becomes `/`. A test
 with none of these parts has no signature (an anonymous failure justifies no "different error" claim).
 
 - `mask(text)`, `signature(failure)`, `signatures(output, names, cwd)` (name → signature, for the failing
@@ -17,26 +18,30 @@ from __future__ import annotations
 
 import re
 
-from owed.measure.logtext import one_line
+from owed.measure.logtext import clip, one_line
 
 VERSION = "v2|"
 ERROR_LIMIT = 160
 VALUE_LIMIT = 120
 MAX = 50
 
-_HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b|\b0x[0-9a-fA-F]+\b")
-_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|sec|secs|seconds|m|min|h)\b")
+_HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b|\b0x[0-9a-fA-F]{8,}\b")
+# A duration: a number with an attached short unit (`9ms`, `1.5s`, `1m30s`, `2h5m`) or a spelled-out one
+# (`12 sec`, `3 minutes`). A bare `m` / `h` or a spaced single letter is no duration (`10m rows`, `12 s`).
+_DURATION = re.compile(r"\b(?:\d+h)?(?:\d+m)?\d+(?:\.\d+)?(?:ns|us|µs|ms|s)\b|\b\d+h\d+m\b"
+                       r"|\b\d+(?:\.\d+)?\s?(?:secs?|seconds?|mins?|minutes?|hours?)\b")
+_WIDE = 4000  # the text masked before the cut: a masked part is cut after masking, never before
 _TMP = re.compile(r"(?:/private)?/tmp/[^\s'\"`()<>|,;:]*")
 
 
 def mask(text: str | None, limit: int) -> str:
     if not text:
         return ""
-    t = one_line(text, limit)
+    t = one_line(text, _WIDE)
     t = _TMP.sub("<tmp>", t)
     t = _HEX.sub("<hex>", t)
     t = _DURATION.sub("<dur>", t)
-    return t.replace("|", "/")
+    return clip(t.replace("|", "/"), limit)
 
 
 def signature(f) -> str | None:

@@ -6,16 +6,18 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 - the delta, once per failing invariant with a pass on the current trunk key:
   `inv:<id>: pass on trunk <trunk12> (#<seq>) → fail on merge tree <commit12> (#<seq>)`, plus
   `; node diff touches <p1>, <p2>, <p3> (+<N> more)` when the candidate changed paths;
-- per failing test name the latest failure on the current trunk key has too, with a matching signature
-  (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b); fix
-  trunk before retrying`, S the first observation of the uninterrupted same-signature run on trunk;
+- per failing test name the latest pass/fail on the current trunk key fails too, with a matching signature
+  (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b | after
+  adopt #A); fix trunk before retrying`, S the first observation of the uninterrupted same-signature run of
+  trunk facts under the invariant's current definition (complete history: owed/folds/history.py), the
+  provenance the latest merge or adopt at or before S;
 - per failing name with pass and fail evidence on the same key (the failure's signature matching):
   `known intermittent: <name> passed and failed on this key (#pass, #fail)`, else on the current trunk key
   of the invariant: `… on trunk's key (#pass, #fail)`;
 - else per failing name that failed on older trees (other keys: trunk, other nodes' merge trees, trunk
   probes — never the node's own trees): `<name>: same test failed on older trees (#a, #b, #c)`, or
-  `… (different error) (#…)` when each of those failures has another signature (State.history, the last 20
-  observations per subject and obligation). Signatures are owed/measure/signatures.py's; a missing one
+  `… (different error) (#…)` when each of those failures has another signature (State.history, the last 5000
+  entries' observations per subject and obligation). Signatures are owed/measure/signatures.py's; a missing one
   never makes a different-error claim; between the node's own trees (no independent evidence: no such claim):
   `<name>: the same error as|another error than on <node>'s earlier merge tree (#s)`. Anonymous failures add
   no named hint;
@@ -26,6 +28,7 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 
 from __future__ import annotations
 
+from owed.folds.history import recent, same_run, trunk_fact
 from owed.ids import invariant_of, merge_subject
 
 
@@ -59,43 +62,59 @@ def _differ(a: str | None, b: str | None) -> bool:
     return bool(a) and bool(b) and a != b
 
 
-def _trunk_fact(state, row) -> bool:
-    """A trunk observation, or one on the merge tree of a node that has merged since (trunk's now)."""
-    merging = row[3]
-    return not merging or (merging in state.nodes and state.nodes[merging].merged is not None)
+def _latest_verdict(agg):
+    """The latest pass or fail on a key (an error observation, stored in `agg.last`, is no verdict)."""
+    if agg is None:
+        return None
+    p, f = agg.last_pass, agg.last_fail
+    return f if p is None or (f is not None and f.seq > p.seq) else p
 
 
 def _trunk_red_since(state, ob: str, name: str, sig: str | None) -> str | None:
-    """`<name>: trunk red since #S (after merge #M <who>)` when the latest failure on the current trunk key has
-    the name with a matching signature; S begins the uninterrupted same-signature run of trunk observations
-    (broken by a pass, the name missing or a changed signature)."""
+    """`<name>: trunk red since #S (after merge #M <who>|after adopt #A)` when the latest pass/fail on the current
+    trunk key is a failure of the name with a matching signature; S begins the uninterrupted same-signature run
+    of trunk facts under the invariant's current definition (broken by a pass, the name missing or a changed
+    signature), read through the complete history: the window's rows, then the pruned run (State.trunk_runs)."""
     iid = invariant_of(ob)
     key = state.trunk_keys.get(iid) if iid else None
-    agg = state.agg("trunk", ob, key) if key else None
-    last = agg.last if agg is not None else None
+    last = _latest_verdict(state.agg("trunk", ob, key) if key else None)
     if last is None or last.verdict != "fail" or name not in last.failed:
-        return None  # the latest observation on the current trunk key is no failure of this test
-    mine = last.signatures.get(name) or sig
-    if _differ(sig, last.signatures.get(name)):
+        return None  # the latest verdict on the current trunk key is no failure of this test
+    if not same_run(sig, last.signatures.get(name)):
         return None
-    since = last.seq
-    for row in reversed(state.history.get(f"trunk\x1f{ob}", [])):
-        if row[0] > last.seq or not _trunk_fact(state, row):
+    mine = sig or last.signatures.get(name)
+    since, floor = last.seq, state.defn_since.get(iid or "", 0)
+    hk = f"trunk\x1f{ob}"
+    for row in reversed(state.history.get(hk, [])):
+        if row[0] > last.seq or not trunk_fact(state, row):
             continue
-        if row[1] != "fail" or name not in row[5] or _differ(mine, row[5][name]):
+        if row[0] < floor or row[1] != "fail" or name not in row[5] or not same_run(mine, row[5][name]):
             break
         since = row[0]
-    merges = [m for m in state.merges if m <= since]
+    else:
+        pruned = state.trunk_runs.get(hk, {}).get(name)
+        if pruned is not None and pruned[0] >= floor and same_run(mine, pruned[1]):
+            since = pruned[0]
+    return f"{name}: trunk red since #{since}{_provenance(state, since)}; fix trunk before retrying"
+
+
+def _provenance(state, since: int) -> str:
+    """The latest merge or adopt at or before S, omitted when there is none."""
+    from bisect import bisect_right
+
     from owed.views.trunk_red import merge_who
 
-    after = f" (after merge #{merges[-1]} {merge_who(state, merges[-1])})" if merges else ""
-    return f"{name}: trunk red since #{since}{after}; fix trunk before retrying"
+    m = state.merges[bisect_right(state.merges, since) - 1] if state.merges and state.merges[0] <= since else None
+    a = state.adopts[bisect_right(state.adopts, since) - 1] if state.adopts and state.adopts[0] <= since else None
+    if a is not None and (m is None or a > m):
+        return f" (after adopt #{a})"
+    return f" (after merge #{m} {merge_who(state, m)})" if m is not None else ""
 
 
 def _flaky(agg, name: str, sig: str | None) -> bool:
     """One key with pass and failure evidence for this test, its failure the same error (when both signed)."""
     return (agg is not None and agg.passes and agg.fails and agg.last_pass is not None and agg.last_fail is not None
-            and name in agg.last_fail.failed and not _differ(sig, agg.last_fail.signatures.get(name)))
+            and name in agg.last_fail.failed and same_run(sig, agg.last_fail.signatures.get(name) or None))
 
 
 def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
@@ -103,7 +122,7 @@ def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     latest earlier merge tree (another key: an earlier candidate or trunk) fail this test with the same error
     — the repair did not reach it — or with another one? Only when both failures are signed."""
     subject = merge_subject(node_id, ob)
-    for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
+    for row in reversed(recent(state, f"{subject}\x1f{ob}")):
         if row[3] != node_id or row[2] == key or row[1] != "fail" or name not in row[5]:
             continue
         if not sig or not row[5][name]:
@@ -126,7 +145,7 @@ def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     subject = merge_subject(node_id, ob)
     same: list[int] = []
     other: list[int] = []
-    for row in reversed(state.history.get(f"{subject}\x1f{ob}", [])):
+    for row in reversed(recent(state, f"{subject}\x1f{ob}")):
         if row[1] != "fail" or row[2] == key or name not in row[5] or row[3] == node_id:
             continue
         if subject == node_id and not row[4]:

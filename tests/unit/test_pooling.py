@@ -41,3 +41,23 @@ def test_the_pool_passes_at_passes_times_runs_equal_need_times_total():
     assert agg.verdict == "fail" and tally(agg).endswith("(4×3 < 2×7: fail)")
     assert ObsAgg(passes=1, fails=1, run_passes=9, run_fails=1).verdict == "conflict"  # no repeat: ⊤
     assert tally(ObsAgg(passes=2, pool=[3, 2], run_passes=4)) is None  # one-sided: nothing pooled to say
+
+
+def test_the_table_goes_with_its_plan_even_when_the_module_global_is_gone():
+    """The weak reference's callback holds the dict itself: at interpreter exit module globals may be None."""
+    import gc
+
+    from owed import pooling
+    from owed.plan.load import parse_plan
+
+    p = parse_plan("version: 1\ntrunk: main\nnodes:\n  - id: a\n    writes: [a.txt]\n")
+    pooling.repeat_of(p, "a", "check:t")
+    memo, key = pooling._REPEATS, id(p)
+    assert key in memo
+    pooling._REPEATS = None  # as at interpreter exit
+    try:
+        del p
+        gc.collect()
+        assert key not in memo
+    finally:
+        pooling._REPEATS = memo

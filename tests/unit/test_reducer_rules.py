@@ -202,7 +202,7 @@ def test_signatures_are_checked_on_replay():
     ok = b.add(E.Obs(**obs, verdict="fail", failed=("t", "u"), signatures={"t": "v2|e|test/t.py:3||"}))
     assert b.state.agg("trunk", "inv:u", "a" * 64).last_fail.signatures == {"t": "v2|e|test/t.py:3||"}
     assert b.state.history["trunk\x1finv:u"][-1] == [ok.seq, "fail", "a" * 64, "", "", {"t": "v2|e|test/t.py:3||",
-                                                                                        "u": ""}]
+                                                                                        "u": ""}, "1" * 40]
 
 
 def test_every_entry_kind_has_a_fold_that_resolves_from_its_module():

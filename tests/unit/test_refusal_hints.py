@@ -137,3 +137,135 @@ def test_a_flaky_trunk_key_makes_the_same_error_intermittent_and_another_error_n
     out = hints(b.state, b.plan, "a", [("inv:u", "d" * 64, other)], None)
     assert not [h for h in out if "intermittent" in h]
     assert f"t1: same test failed on older trees (different error) (#{f.seq})" in out, out
+
+
+def _red(b, sig=SIG_A):
+    """The merge-tree failure of `a` on a fresh key: its hints' `t1:` lines."""
+    if b.state.open_slot("a") is None:
+        b.dispatch("a")
+        b.submit("a", "c1")
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), sigs={"t1": sig} if sig else None)
+    rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    return [h for h in hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], None) if h.startswith(("t1", "known"))]
+
+
+def _trunk_fail(b, sig=SIG_A, key="a" * 64, verdict="fail"):
+    failed = ("t1",) if verdict == "fail" else ()
+    return _obs(b, "trunk", "inv:u", key, verdict, failed, merging=None, commit=b.state.trunk_commit,
+                sigs={"t1": sig} if sig and failed else None)
+
+
+def test_trunk_red_runs_begin_under_the_invariants_current_definition():
+    """A plan change + refresh is another run definition: failures measured before it are not the run."""
+    b = _trunk_book()
+    _trunk_fail(b)
+    b.plan = parse_plan(INV_PLAN.replace("{id: u, run: 'true'}", "{id: u, run: 'make test'}"))
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="8" * 64))
+    b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "e" * 64, "v": "b" * 64}))
+    new = _trunk_fail(b, key="e" * 64)
+    assert _red(b) == [f"t1: trunk red since #{new.seq}; fix trunk before retrying"]
+
+
+def test_an_error_observation_after_the_trunk_failure_keeps_trunk_red():
+    b = _trunk_book()
+    f = _trunk_fail(b)
+    _trunk_fail(b, verdict="error")  # stored as the key's last observation: no verdict
+    assert _red(b) == [f"t1: trunk red since #{f.seq}; fix trunk before retrying"]
+
+
+def test_trunk_red_reads_the_complete_run_and_generic_hints_the_last_window(monkeypatch):
+    """Longer than any fixed row count: the run's first failure (26 fails before); with a small window the
+    pruned rows' run (State.trunk_runs) still gives it, while older-trees hints keep the window."""
+    from owed.folds import history
+
+    b = _trunk_book()
+    first = _trunk_fail(b)
+    for _ in range(25):
+        _trunk_fail(b)
+    assert _red(b) == [f"t1: trunk red since #{first.seq}; fix trunk before retrying"]
+    monkeypatch.setattr(history, "WINDOW", 5)
+    monkeypatch.setattr(history, "SLACK", 0)
+    b = _trunk_book()
+    old = _trunk_fail(b, sig=SIG_B)
+    _trunk_fail(b, verdict="pass")
+    first = _trunk_fail(b)
+    for _ in range(12):
+        _trunk_fail(b)
+    assert len(b.state.history["trunk\x1finv:u"]) <= 6 and b.state.trunk_runs["trunk\x1finv:u"]["t1"][0] == first.seq
+    assert _red(b) == [f"t1: trunk red since #{first.seq}; fix trunk before retrying"] and old.seq < first.seq
+    # The generic hints: a failure older than the window is no older-trees evidence, even while its list
+    # (not written since) still holds it.
+    monkeypatch.setattr(history, "WINDOW", 8)
+    b = _trunk_book()
+    _trunk_fail(b, sig=SIG_B)
+    _trunk_fail(b, verdict="pass")
+    b.dispatch("a")
+    b.submit("a", "c1")
+    near = _red(b)
+    assert near == ["t1: same test failed on older trees (different error) (#3)"], near
+    for _ in range(8):
+        _obs(b, "trunk", "inv:v", "b" * 64, "pass", merging=None, commit=b.state.trunk_commit)
+    assert [h for h in _red(b) if "older trees" in h] == []
+
+
+def test_an_unsigned_failure_is_no_same_error_evidence_for_a_signed_one():
+    b = _trunk_book()
+    _trunk_fail(b, sig=None)
+    _trunk_fail(b, verdict="pass")
+    assert not [h for h in _red(b) if "intermittent" in h]  # the trunk key's failure is unsigned
+    b = _trunk_book()
+    _trunk_fail(b, sig=None)
+    signed = _trunk_fail(b)
+    assert _red(b) == [f"t1: trunk red since #{signed.seq}; fix trunk before retrying"]  # not the unsigned run
+
+
+def test_trunk_red_names_the_latest_merge_or_adopt_at_or_before_its_start():
+    b = _trunk_book()
+    ad = b.add(E.Adopt(by="owner:o", channel="flag", trunk="main", prior=b.state.trunk_commit, commit="f" * 40,
+                       commits=1, changed=("z.txt",), note="hotfix", keys={"u": "a" * 64, "v": "b" * 64}))
+    f = _trunk_fail(b)
+    assert _red(b) == [f"t1: trunk red since #{f.seq} (after adopt #{ad.seq}); fix trunk before retrying"]
+
+
+def test_a_merged_nodes_merge_tree_rows_are_trunk_facts_only_on_the_commit_it_made_trunk():
+    from owed.folds.history import trunk_fact
+    from owed.state import NodeRec, State
+
+    st = State(nodes={"b": NodeRec(merged=9, merge_commit="y" * 40), "c": NodeRec()})
+    row = [3, "fail", "k" * 64, "b", "", {"t1": SIG_A}]
+    assert trunk_fact(st, row + ["y" * 40]) and not trunk_fact(st, row + ["x" * 40])  # an earlier trunk's tree
+    assert not trunk_fact(st, [3, "fail", "k" * 64, "c", "", {}, "y" * 40])  # not merged
+    assert trunk_fact(st, [3, "fail", "k" * 64, "", "", {}, "z" * 40])  # a trunk observation
+
+
+def test_a_merged_nodes_merge_tree_on_an_earlier_trunk_is_no_trunk_fact_in_the_run():
+    """b's merge tree passed on X (before its rebase), b landed as Y: that pass was never trunk's, so it does
+    not break the run of trunk failures on T0 and Y."""
+    import textwrap
+
+    p0 = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        nodes:
+          - {id: a, writes: [a/]}
+          - {id: b, writes: [b/]}
+        """)
+    b = Book(p0)
+    b.plan = parse_plan(p0.replace("nodes:", "invariants:\n  - {id: u, run: 'true'}\nnodes:"))
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "a" * 64}))
+    t0 = b.state.trunk_commit
+    _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=t0)
+    for n in "ab":
+        b.dispatch(n)
+        b.add(E.Submit(by=f"writer:{n}#1", node=n, attempt=1, commit=n * 40, keys={"writes": f"w-{n}", "rulings": "x"}))
+        b.obs(n, "writes", "pass")
+    start = _obs(b, "trunk", "inv:u", "a" * 64, "fail", ("t1",), merging=None, commit=t0, sigs={"t1": SIG_A})
+    _obs(b, "trunk", "inv:u", "y" * 64, "pass", merging="b", commit="x" * 40)  # b's tree on an earlier trunk
+    b.add(E.Merge(by="executor:owed", node="b", attempt=1, prior=t0, commit="y" * 40, tree="8" * 40,
+                  invariants={"u": "y" * 64}))
+    _obs(b, "trunk", "inv:u", "y" * 64, "fail", ("t1",), merging=None, commit="y" * 40, sigs={"t1": SIG_A})
+    _obs(b, "trunk", "inv:u", "c" * 64, "fail", ("t1",), merging="a", commit=M, sigs={"t1": SIG_A})
+    rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
+    out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], None)
+    assert f"t1: trunk red since #{start.seq}; fix trunk before retrying" in out, out

@@ -18,8 +18,22 @@ def _tap(error: str, stack: str | None = None, location: str | None = None, expe
 
 
 def test_masks_what_changes_between_runs():
-    assert mask("after 1500ms in /tmp/owed-run-3x/tree/a.js id deadbeef12 at 0x7ffe, 2.5 s", 160) == \
+    assert mask("after 1500ms in /tmp/owed-run-3x/tree/a.js id deadbeef12 at 0x7ffe0a1b2c, 2.5s", 160) == \
         "after <dur> in <tmp> id <hex> at <hex>, <dur>"
+    assert mask("took 1m30s, then 2h5m, then 3 seconds and 12 sec", 160) == \
+        "took <dur>, then <dur>, then <dur> and <dur>"
+
+
+def test_only_long_hex_ids_and_real_durations_are_masked():
+    assert mask("flag 0x1f not 0x7ffe, code 0xdeadbeef", 160) == "flag 0x1f not 0x7ffe, code <hex>"
+    assert mask("loaded 10m rows in 12 s with 2h of data", 160) == "loaded 10m rows in 12 s with 2h of data"
+
+
+def test_masking_comes_before_the_cut_so_runs_sign_alike_at_any_length():
+    """A long error whose duration sits at the cut: `after 9ms` and `after 1200ms` mask to one signature."""
+    pad = "x" * 150
+    fast, slow = mask(f"{pad} after 9ms done", 160), mask(f"{pad} after 1200ms done", 160)
+    assert fast == slow and len(fast) == 160 and " after <d" in fast, (fast, slow)
     assert mask("a | b", 160) == "a / b"  # the separator never appears inside a part
 
 
