@@ -537,6 +537,10 @@ class Ledger:
                 apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
             except Refused as err:
                 raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
+            except IntegrityError as err:  # a plan the entry names is invalid: say which entry names it
+                if err.message.startswith("ledger entry #"):
+                    raise
+                raise IntegrityError(f"ledger entry #{e.seq}: {err.message}", hint=err.hint) from None
             if snap is not None and e.seq == snap.seq:
                 mine = self._snap_enc.encode(_Snapshot(v=snap.v, owed=snap.owed, seq=snap.seq, head=snap.head,
                                                        offset=snap.offset, state=state))
