@@ -7,7 +7,8 @@ job's bookkeeping) must not end `owed drive --stay`.
 - `disk_full(exc)`: the ENOSPC/EDQUOT `OSError` inside `exc` (itself, its causes and contexts, the members of
   an exception group), or None.
 - `DiskFull(drv)`: `turns(turn, tg)` runs the loop's turns; `guard(turn, tg)` one turn of the loop (a pass and its wait) and turns a disk-full
-  error into a pause (None: go on; `--once` re-raises it); `task(fn, *args)` runs a task of the driver's group
+  error into a pause (None: go on; `--once` re-raises it; a turn that goes through ends the episode, so the
+  next disk-full episode is notified again); `task(fn, *args)` runs a task of the driver's group
   under `noting()`: its disk-full error is kept and the loop pauses at its next turn; `pause(exc)`: the notice `disk full: …` (node `disk`, a wake fact for drive.notify and `owed wait`), then
   `drive.disk_full_wait_s` seconds of sleep (default 60; a stop request ends it early). When the log itself
   cannot be written the line still reaches stdout, and the event is logged once the log takes writes again.
@@ -45,6 +46,7 @@ class DiskFull:
         self.noted: OSError | None = None
         self.unlogged: tuple | None = None  # (event, text) of a disk-full event the log refused
         self.pauses = 0
+        self.episode = False  # paused since the last turn that went through
 
     async def turns(self, turn, tg):
         """The loop's turns until one ends it (its Outcome); a disk-full error pauses between them."""
@@ -57,7 +59,11 @@ class DiskFull:
         try:
             if self.noted is not None:
                 await self.pause(self.noted)
-            return await turn(tg)
+            out = await turn(tg)
+            if self.episode:  # recovered: the next episode's notice (the same text, often) is news again
+                self.episode = False
+                self.drv.printed.pop("notify:disk", None)
+            return out
         except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
             full = disk_full(e)
             if full is None or self.drv.once:
@@ -115,6 +121,7 @@ class DiskFull:
         wait = float(self.drv.ctx.plan.drive_config.disk_full_wait_s)
         self.noted = None
         self.pauses += 1
+        self.episode = True
         self._notice(exc, wait)
         with anyio.move_on_after(wait):
             while True:  # a signal (stop) sets the driver's wake; a job ending sets it too

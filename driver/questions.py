@@ -52,6 +52,8 @@ def question_notices(state, plan, open_nodes, now: float) -> list:
     from driver.policy import Action
 
     grace = plan.drive_config.answer_grace_s
+    from owed.folds.asks import answer_command
+
     out = []
     for node_id in open_nodes:
         rec = state.nodes[node_id]
@@ -64,5 +66,5 @@ def question_notices(state, plan, open_nodes, now: float) -> list:
             late = t is not None and now and now - t >= grace
             parts.append(f"{'reminder: still ' if late else ''}asking: {q.text} (#{q.seq})")
         out.append(Action("notify", node_id, reason="; ".join(parts),
-                          command=" · ".join(f"owed answer {node_id} --qid {q.qid} \"…\"" for q in qs)))
+                          command=" · ".join(answer_command(node_id, q, qs) for q in qs)))
     return out

@@ -6,6 +6,7 @@ Map:
   _field_text(body)  the first Verify line that is the issue's own (not in a fenced or indented code
                      block, not in an HTML comment), or the value under a `### Verify` heading
   _first_span(text)  the first backtick code span; an unterminated one is malformed, not prose
+  _uncomment(line)   a line without its HTML comments (outside code spans); whether one runs on
 
 The field is one line: the text after the marker up to the end of that line. The marker is the
 label `Verify:` however the body marks it up -- bold (`**Verify:**`, `**Verify**:`), italic or
@@ -129,30 +130,68 @@ def read_verify(body: str | None) -> VerifyField:
 
 
 def _heading_value(lines: list[str], depth: int) -> str:
-    """The field of a `### Verify` heading: the first non-blank line after it at its blockquote depth (a
-    one-line fenced block: its content, as a code span; a longer one: an unterminated span, malformed)."""
+    """The field of a `### Verify` heading: the first non-blank line after it at its blockquote depth, HTML
+    comments skipped (a one-line fenced block: its content, as a code span; a longer one: malformed)."""
     rest = iter(lines)
+    in_comment = False
     for raw in rest:
         d, line = _unquote(raw.rstrip("\r"))
-        if d != depth or _ANY_HEADING.match(line):
+        if in_comment:  # a template's commented-out example, over several lines
+            end = line.find("-->")
+            if end < 0:
+                continue
+            line = line[end + 3:]
+        elif d != depth or _ANY_HEADING.match(line):
             return ""
+        line, in_comment = _uncomment(line)
         if not line.strip():
             continue
         fence = _FENCE.match(line)
         if fence is None:
             return "" if line.strip() == _NO_RESPONSE else line.strip()
-        inside = []
-        for more in rest:
-            d, body = _unquote(more.rstrip("\r"))
-            close = _FENCE.match(body)
-            if d != depth or (close and close.group(1)[0] == fence.group(1)[0] and not close.group(2).strip()):
-                break
-            inside.append(body)
-        content = [x for x in inside if x.strip()]
-        if len(content) == 1 and "`" not in content[0]:
-            return f"`{content[0].strip()}`"
-        return _SEVERAL + " ".join(x.strip() for x in content) if content else ""
+        return _fenced_value(rest, depth, fence.group(1))
     return ""
+
+
+def _fenced_value(rest, depth: int, opening: str) -> str:
+    """The value of a fenced block under a Verify heading; it closes with a run of the same character at
+    least as long as `opening` (CommonMark), or with its blockquote."""
+    inside = []
+    for more in rest:
+        d, body = _unquote(more.rstrip("\r"))
+        close = _FENCE.match(body)
+        if d != depth or (close and close.group(1)[0] == opening[0] and len(close.group(1)) >= len(opening)
+                          and not close.group(2).strip()):
+            break
+        inside.append(body)
+    content = [x.strip() for x in inside if x.strip()]
+    if len(content) == 1:  # one line: a code span wide enough for the backticks it holds
+        ticks = "`" * (max((len(t) for t in _TICKS.findall(content[0])), default=0) + 1)
+        return f"{ticks} {content[0]} {ticks}"
+    return _SEVERAL + " ".join(content) if content else ""
+
+
+def _uncomment(line: str) -> tuple[str, bool]:
+    """`line` without its HTML comments (not those inside a code span: the first to begin wins), and
+    whether a comment it opens runs on past its end."""
+    out, i = [], 0
+    while i < len(line):
+        if line[i] == "`":
+            run = _TICKS.match(line, i)
+            assert run is not None
+            close = next((m for m in _TICKS.finditer(line, run.end()) if len(m.group()) == len(run.group())), None)
+            stop = close.end() if close is not None else run.end()
+            out.append(line[i:stop])
+            i = stop
+        elif line.startswith("<!--", i):
+            end = line.find("-->", i + 4)
+            if end < 0:
+                return "".join(out), True
+            i = end + 3
+        else:
+            out.append(line[i])
+            i += 1
+    return "".join(out), False
 
 
 def _field_text(body: str) -> str | None:
@@ -180,8 +219,8 @@ def _field_text(body: str) -> str | None:
             fence = (match.group(1)[0], len(match.group(1)), depth)
             continue
         marker = _MARKER.match(rest)
-        if marker:
-            return marker.group("text").strip()
+        if marker:  # `Verify: <!-- `example` -->` is an empty field, not the example
+            return _uncomment(marker.group("text"))[0].strip()
         if _HEADING.match(rest):
             return _heading_value(lines[i + 1:], depth)
         opened = rest.rfind("<!--")

@@ -2,9 +2,9 @@
 
 - ask {node, attempt, rid, qid, text}: recorded by the run's principal — the slot's writer
   (`writer:<node>#<attempt>`) for its writer run, a `reviewer:` principal for a reviewer run — on a run the
-  driver launched in the open attempt; the text is not empty. `qid` is unique among the attempt's open
-  questions and belongs to one run: the same run asking an answered `qid` again is a re-ask, the question's
-  next revision (`rev`: 1, 2, … per rid+qid, derived, never recorded).
+  driver launched in the open attempt; the text is not empty. A question is (rid, qid): two runs may each
+  have a `q2`; a run's `qid` is unique among its open questions, and the same run asking an answered `qid`
+  again is a re-ask, the question's next revision (`rev`: 1, 2, … per rid+qid, derived, never recorded).
 - rule with `answer` = the seq of an open ask of a node the rule names: that question is answered (the
   driver delivers the answer as the run's next follow-up). `answer` naming any other earlier entry (a
   dispatch: an answer to the writer with no recorded question) keeps its old meaning.
@@ -38,11 +38,9 @@ def fold_ask(state: State, e: E.Ask, plan) -> None:
         raise refuse(e, "a reviewer run asks as a reviewer principal")
     if not QID.match(e.qid):
         raise refuse(e, f"bad question id {e.qid!r} (letters, digits, _ . -; at most 40)")
-    same = [q for q in rec.questions if q.qid == e.qid]
+    same = [q for q in rec.questions if q.qid == e.qid and q.rid == e.rid]  # a question is (rid, qid)
     if any(q.answered is None for q in same):
-        raise refuse(e, f"question {e.qid} of {e.node} is still open")
-    if any(q.rid != e.rid for q in same):
-        raise refuse(e, f"question {e.qid} of {e.node} was asked by another run ({same[0].rid})")
+        raise refuse(e, f"question {e.qid} of {e.node} is still open (run {e.rid})")
     if not e.text.strip():
         raise refuse(e, "a question needs text")
     rec.questions = [*rec.questions, QuestionRec(seq=e.seq, qid=e.qid, rid=e.rid, role=run.role, by=e.by,
@@ -61,3 +59,18 @@ def answer_question(state: State, e: E.Rule) -> None:
 
 def open_questions(rec) -> list[QuestionRec]:
     return [q for q in rec.questions if q.answered is None] if rec is not None else []
+
+
+def default_qid(rec, rid: str) -> str:
+    """`q<n>` for a run's next question: n counts the run's own questions, skipping ids it already used."""
+    used = {q.qid for q in rec.questions if q.rid == rid} if rec is not None else set()
+    n = len(used) + 1
+    while f"q{n}" in used:
+        n += 1
+    return f"q{n}"
+
+
+def answer_command(node_id: str, q: QuestionRec, open_qs: list[QuestionRec]) -> str:
+    """The exact `owed answer` of an open question: `--rid` too when another run's open question has its qid."""
+    rid = f" --rid {q.rid}" if any(o.qid == q.qid and o.rid != q.rid for o in open_qs) else ""
+    return f"owed answer {node_id} --qid {q.qid}{rid} \"…\""

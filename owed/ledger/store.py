@@ -92,6 +92,25 @@ class _Mark:
 _SNAP_DEC: msgspec.msgpack.Decoder | None = None
 
 
+def _write_whole(fd: int, blob: bytes) -> None:
+    """Append `blob` and fsync; a failed or short write (ENOSPC, EDQUOT, EIO) is cut back to the old size
+    (and fsynced) before the error is raised, so no half line stays behind to refuse every later append."""
+    old = os.fstat(fd).st_size  # under the ledger's lock: nobody else appends meanwhile
+    try:
+        view = memoryview(blob)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    except BaseException:
+        try:
+            os.ftruncate(fd, old)
+            os.fsync(fd)
+        except OSError:
+            pass  # the torn tail stays; `owed verify --repair` cuts it (the original error is the news)
+        raise
+
+
 class Ledger:
     def __init__(self, root: str | os.PathLike):
         # The locations as strings; `root`, `file`, `blobs` and `snapshot_path` are their Path views, made on
@@ -393,11 +412,7 @@ class Ledger:
                 created = complete == 0 and not self.file.exists()
                 fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
-                    view = memoryview(blob)
-                    while view:
-                        n = os.write(fd, view)
-                        view = view[n:]
-                    os.fsync(fd)
+                    _write_whole(fd, blob)
                 finally:
                     os.close(fd)
                 if created:
@@ -522,6 +537,10 @@ class Ledger:
                 apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
             except Refused as err:
                 raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
+            except IntegrityError as err:  # a plan the entry names is invalid: say which entry names it
+                if err.message.startswith("ledger entry #"):
+                    raise
+                raise IntegrityError(f"ledger entry #{e.seq}: {err.message}", hint=err.hint) from None
             if snap is not None and e.seq == snap.seq:
                 mine = self._snap_enc.encode(_Snapshot(v=snap.v, owed=snap.owed, seq=snap.seq, head=snap.head,
                                                        offset=snap.offset, state=state))

@@ -2,7 +2,7 @@
 
 The run is named by `OWED_RUN_ID` (the driver sets it for every run it starts); the principal is the slot's
 writer for a writer run, `OWED_REVIEWER` for a reviewer run. The
-question id is `--qid`, else `q<n>` (the node's n-th question of the attempt). Status shows it under Needs
+question id is `--qid`, else `q<n>` (the run's n-th question; a question is rid+qid). Status shows it under Needs
 you with the exact `owed answer <node> --qid <q> "…"`; the driver delivers the answer as the run's next
 follow-up and never reads the asking run's end as "ended without submitting". `question_for` picks the open
 question `owed answer` answers.
@@ -33,6 +33,8 @@ def ask(cwd: str, node_id: str, text: str, *, qid: str | None = None) -> Done:
     if not rid:
         raise Refused("owed ask is for a writer or reviewer run of owed drive (OWED_RUN_ID is not set); "
                       "outside a run, say it to the parent directly")
+    from owed.folds.asks import default_qid
+
     ctx = Context.load(cwd)
     known_node(ctx.plan, node_id)
 
@@ -42,7 +44,7 @@ def ask(cwd: str, node_id: str, text: str, *, qid: str | None = None) -> Done:
         run = rec.runs.get(rid) if rec is not None and slot is not None else None
         if run is None:
             raise Refused(f"run {rid} is not a driver run of {node_id}'s open attempt")
-        q = qid or f"q{len(rec.questions) + 1}"
+        q = qid or default_qid(rec, rid)
         return [E.Ask(seq=-1, ts="", prev="", by=_by(run, node_id, slot.attempt), node=node_id,
                       attempt=slot.attempt, rid=rid, qid=q, text=text)]
 
@@ -63,7 +65,11 @@ def question_for(state, node_id: str, qid: str | None, rid: str | None = None):
     rec = state.nodes.get(node_id)
     qs = [q for q in open_questions(rec) if rid is None or q.rid == rid]
     if qid is not None:
-        return next((q for q in qs if q.qid == qid), None)
+        named = [q for q in qs if q.qid == qid]
+        if len(named) > 1:  # a question is (rid, qid): two runs may each have an open q2
+            raise UsageError(f"{node_id} has {len(named)} open questions {qid} of different runs; name one with "
+                             "--rid: " + "; ".join(f"--rid {q.rid} (#{q.seq}): {q.text}" for q in named))
+        return named[0] if named else None
     if len(qs) > 1:
         raise UsageError(f"{node_id} has {len(qs)} open questions; name one with --qid: "
                          + "; ".join(f"{q.qid} (#{q.seq}, run {q.rid}): {q.text}" for q in qs))

@@ -120,11 +120,41 @@ def _raw(data: bytes | str, source: str, fmt: str | None) -> Any:
             data = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise PlanError(source, [f"not valid UTF-8 (byte {e.start})"]) from None
+    elif not data.isascii():
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError as e:  # text handed in with a surrogate (a surrogateescape'd file, say)
+            raise PlanError(source, [f"not valid Unicode (character {e.start})"]) from None
     data = data.removeprefix("\ufeff")
     try:
-        return _json(data) if fmt == "json" else _yaml(data)
+        raw = _json(data) if fmt == "json" else _yaml(data)
     except _Invalid as e:
         raise PlanError(source, [str(e)]) from None
+    if "\\u" in data or "\\U" in data:  # only an escape can make a lone surrogate (UTF-8 text holds none)
+        where = _lone_surrogate(raw, "")
+        if where is not None:
+            where = where.encode("utf-8", "backslashreplace").decode("utf-8")  # a key may hold it too
+            raise PlanError(source, [f"{where or 'the document'}: a lone surrogate escape (\\ud800-\\udfff) "
+                                     "is not a Unicode character"])
+    return raw
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """The path of the first string (or key) holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        return None if value.isascii() or not any("\ud800" <= c <= "\udfff" for c in value) else path or "."
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            found = _lone_surrogate(key, here) or _lone_surrogate(item, here)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _lone_surrogate(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def parse_plan(data: bytes | str, *, source: str = "plan", fmt: str | None = None) -> Plan:

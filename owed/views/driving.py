@@ -31,10 +31,11 @@ def halt_need(state, node_id: str) -> Need | None:
 
 def question_needs(state, node_id: str) -> list[Need]:
     """Open questions of the node's driver runs (`owed ask`), each with the exact answer command."""
-    rec = state.nodes.get(node_id)
-    return [Need(node=node_id, reason=f"asking: {q.text} (#{q.seq})",
-                 command=f"owed answer {node_id} --qid {q.qid} \"…\"", seq=q.seq, qid=q.qid)
-            for q in (rec.questions if rec else ()) if q.answered is None]
+    from owed.folds.asks import answer_command, open_questions
+
+    qs = open_questions(state.nodes.get(node_id))
+    return [Need(node=node_id, reason=f"asking: {q.text} (#{q.seq})", command=answer_command(node_id, q, qs),
+                 seq=q.seq, qid=q.qid) for q in qs]
 
 
 def with_halt(state, node_id: str, needs: list[Need]) -> list[Need]:

@@ -79,3 +79,36 @@ def test_a_disk_full_pass_logs_a_wake_sleeps_and_the_driver_carries_on(tmp_path)
     assert last["event"] == "exit" and last["reason"] == "stopped"
     assert json.loads(owed(repo, "status", "--json").stdout)["summary"]["merged"] == 1
     assert Path(log).is_file() and not Path(log).is_symlink()
+
+
+def test_a_second_disk_full_episode_is_notified_again(tmp_path, capsys):
+    """Two episodes (full, recovered, full again with the same error text): two `disk` notify events; the
+    driver's de-duplication keeps a repeated notice quiet only within one episode."""
+    import errno
+
+    import anyio
+
+    from driver.diskfull import DiskFull
+    from driver.loop import Driver
+    from tests.conftest import QUICKSTART_PLAN, make_repo
+
+    repo = make_repo(tmp_path / "repo", QUICKSTART_PLAN + "drive: {disk_full_wait_s: 0}\n")
+    assert owed(repo, "init", "plan.yaml").returncode == 0
+    drv = Driver(str(repo), once=False, json=True, stay=True, max_open=None)
+    guard, script = DiskFull(drv), iter(["full", "full", "ok", "full", "ok"])
+
+    async def turn(tg):
+        if next(script) == "full":
+            raise OSError(errno.ENOSPC, "No space left on device", str(repo / "x"))
+        return None
+
+    async def main():
+        for _ in range(5):
+            await guard.guard(turn, None)
+
+    capsys.readouterr()
+    anyio.run(main)
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    disk = [e for e in events if e.get("action") == "notify" and e.get("node") == "disk"]
+    assert guard.pauses == 3 and len(disk) == 2, events  # the second pause of episode one stays quiet
+    assert disk[0]["reason"] == disk[1]["reason"] == f"disk full: No space left on device: {repo / 'x'}"

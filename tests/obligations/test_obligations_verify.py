@@ -195,3 +195,32 @@ def test_a_verify_heading_with_a_fenced_block_of_several_lines_says_why_it_is_no
     field = read_verify("### Verify\n\n```shell\necho a\necho b\n```\n")
     assert field.malformed and field.reason == ("malformed Verify field: a fenced block of several lines is not "
                                                 "one command") and field.text == "echo a echo b"
+
+
+# Review defects: a commented-out example is not the field; fences close as CommonMark closes them.
+COMMENT_AND_FENCE_CASES = [
+    ("### Verify\n\n<!-- e.g. `rm -rf build` -->\n\n_No response_\n", ("", False)),  # one-line comment
+    ("### Verify\n<!--\n`rm -rf build`\n-->\n`test -f x`\n", ("test -f x", False)),  # several lines
+    ("### Verify\n<!-- example:\n`rm -rf build` -->\n", ("", False)),
+    ("> ### Verify\n> <!-- `rm -rf build` -->\n> `test -f x`\n", ("test -f x", False)),
+    ("**Verify:** <!-- `rm -rf build` -->", ("", False)),  # the marker form: an empty field
+    ("**Verify:** <!-- e.g. `rm -rf build` --> `test -f x`", ("test -f x", False)),
+    ("**Verify:** `grep -q '<!--' page.html`", ("grep -q '<!--' page.html", False)),  # a span wins
+    ("### Verify\n\n```shell\ngrep -c '`' notes.md\n```\n", ("grep -c '`' notes.md", False)),  # one line
+    ("### Verify\n\n````\ntest -f x\n```\necho more\n````\n", ("", True)),  # ``` does not close ````
+    ("### Verify\n\n````\ntest -f x\n````\n", ("test -f x", False)),
+]
+
+
+@pytest.mark.parametrize("body,want", COMMENT_AND_FENCE_CASES)
+def test_a_verify_field_skips_html_comments_and_closes_fences_by_length(body, want):
+    from owed.obligations_verify import read_verify
+
+    field = read_verify(body)
+    assert (field.predicate, field.malformed) == want, field
+
+
+def test_a_commented_marker_value_reads_as_an_empty_field():
+    from owed.obligations_verify import read_verify
+
+    assert read_verify("**Verify:** <!-- `rm -rf build` -->").reason == "empty Verify field"

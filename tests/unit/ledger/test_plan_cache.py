@@ -12,6 +12,7 @@ from owed import __version__
 from owed.ledger import plans as plan_cache
 from owed.ledger.store import Ledger
 from owed.ops import planning
+from tests.helpers.forge import rehead
 
 
 @pytest.fixture
@@ -58,3 +59,30 @@ def test_other_versions_are_ignored_silently_and_damage_is_reported(ledger, doc,
     assert json.loads(path.read_bytes())["owed"] == __version__
     path.write_bytes(b"{not json" if doc is None else msgspec.json.encode(doc(sha, plan)))
     assert ("cacheMismatch" in Ledger(ledger.root).verify()) is reported
+
+
+def test_a_recorded_plan_blob_with_a_lone_surrogate_is_a_one_line_integrity_error(ledger, repo):
+    """A plan blob holding `\\ud800` (valid JSON, not valid Unicode) cannot crash verify (exit 3, a
+    UnicodeEncodeError in plan_blob): verify reports it as damage (exit 3, one line) naming the plan entry and the problem."""
+    import subprocess
+    import sys
+
+    from owed import entries as E
+
+    genesis = ledger.read_all()[0]
+    blob = ledger.get_blob(genesis.plan).replace(b'"title":"', b'"title":"\\ud800', 1)
+    sha = ledger.put_blob(blob)
+    draft = E.Plan(seq=1, ts=genesis.ts, prev=genesis.hash, by="parent:cli", prior=genesis.plan, plan=sha, hash="")
+    with open(ledger.file, "ab") as f:  # forged behind owed's back: an append would refuse the plan itself
+        f.write(E.line_bytes(E.seal(draft)))
+    rehead(ledger.file)
+    for p in ledger.root.glob("state*"):
+        p.unlink()
+    for p in (ledger.root / "cache" / "plans").glob("*.json"):
+        p.unlink()
+    r = subprocess.run([sys.executable, "-m", "owed", "verify"], cwd=repo, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr  # damage is exit 3 (IntegrityError)
+    assert len(r.stderr.strip().splitlines()) <= 2, r.stderr
+    assert f"recorded plan {sha[:12]} is invalid" in r.stderr and "lone surrogate" in r.stderr, r.stderr
+    assert r.stderr.startswith("owed: ledger entry #1: recorded plan"), r.stderr  # the plan entry

@@ -507,3 +507,53 @@ def test_verify_keeps_a_snapshot_that_holds_its_replay_and_rewrites_any_other(le
     Ledger(ledger.root).verify()
     after = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
     assert ledger.snapshot_path.read_bytes() != before and after.seq == Ledger(ledger.root).state().seq
+
+
+def test_a_disk_full_append_leaves_no_half_line_and_the_next_append_goes_through(ledger, monkeypatch):
+    """A short write then ENOSPC (a filling disk): the file is cut back to its old size, so the disk-full
+    pause can resume; without the cut every later append is refused as a torn write."""
+    import errno
+
+    before = ledger.file.read_bytes()
+    real, calls = os.write, []
+
+    def filling(fd, data):
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, bytes(data[: len(data) // 2]))  # the disk takes half the line...
+        raise OSError(errno.ENOSPC, "No space left on device")  # ...then nothing more
+
+    monkeypatch.setattr(os, "write", filling)
+    with pytest.raises(OSError) as info:
+        ledger.append(lambda s: [note("lost to a full disk")])
+    monkeypatch.setattr(os, "write", real)
+    assert info.value.errno == errno.ENOSPC and len(calls) == 2
+    assert ledger.file.read_bytes() == before
+    ledger.append(lambda s: [note("after space was freed")])
+    assert [getattr(e, "text", None) for e in ledger.read_all()][-1] == "after space was freed"
+    assert ledger.verify()["entries"] == 2
+
+
+def test_a_write_past_the_file_size_limit_is_cut_back_in_a_real_process(ledger, repo):
+    """A real short write: RLIMIT_FSIZE lets the kernel write up to the limit, then EFBIG; the child's
+    failed append leaves the ledger as it was and a later append (no limit) succeeds."""
+    size = ledger.file.stat().st_size
+    script = textwrap.dedent(f"""
+        import errno, resource, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        from owed import entries as E
+        from owed.ledger.store import Ledger
+        led = Ledger.discover({str(repo)!r})
+        led.load()
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({size + 10}, resource.RLIM_INFINITY))
+        try:
+            led.append(lambda s: [E.Note(seq=-1, ts="", prev="", by="parent:cli", text="x" * 400)])
+        except OSError as e:
+            sys.exit(10 if e.errno == errno.EFBIG else 11)
+        sys.exit(0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 10, proc.stderr
+    assert ledger.file.stat().st_size == size
+    ledger.append(lambda s: [note("fine again")])
+    assert ledger.verify()["entries"] == 2

@@ -254,3 +254,37 @@ def test_templates_expand_once_and_round_trip():
     tampered = blob.replace(b"test/\"", b"other/\"", 1).replace(b"tap test/", b"tap nope/")
     with pytest.raises(Exception, match="not allowed with template node-tap"):
         parse_plan(tampered, fmt="json")
+
+
+SURROGATE_JSON = '{"version":1,"trunk":"main","nodes":[{"id":"a","title":"x\\ud800","writes":["a.txt"]}]}'
+
+
+@pytest.mark.parametrize(("data", "fmt", "where"), [
+    (SURROGATE_JSON, "json", "nodes[0].title: a lone surrogate"),
+    (SURROGATE_JSON.replace('"trunk"', '"k\\udc00":1,"trunk"'), "json", "k\\udc00: a lone surrogate"),  # a key
+    ("version: 1\ntrunk: main\nnodes: [{id: a, title: x, writes: [a.txt]}]\nx: \"\\ud800\"\n", "yaml", "invalid"),
+    ("version: 1\ntrunk: main\nnodes: [{id: a, title: \"x\ud800\", writes: [a.txt]}]\n", "yaml", "not valid Unicode"),
+])
+def test_a_lone_surrogate_is_a_plan_error_not_a_crash(data, fmt, where):
+    with pytest.raises(PlanError) as info:
+        parse_plan(data, fmt=fmt)
+    assert where in str(info.value)
+    str(info.value).encode("utf-8")  # printable: the message itself holds no surrogate
+
+
+def test_a_surrogate_pair_escape_is_one_character():
+    plan = parse_plan(SURROGATE_JSON.replace("\\ud800", "\\ud83d\\ude00"), fmt="json")
+    assert plan.nodes[0].title == "x\U0001f600" and plan_blob(plan).decode("utf-8")
+
+
+def test_init_of_a_json_plan_with_a_lone_surrogate_exits_2_recording_nothing(repo):
+    import subprocess
+    import sys
+
+    (repo / "plan.json").write_text(SURROGATE_JSON)
+    r = subprocess.run([sys.executable, "-m", "owed", "init", "plan.json"], cwd=repo, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip() == ("owed: invalid plan plan.json: nodes[0].title: a lone surrogate escape "
+                                "(\\ud800-\\udfff) is not a Unicode character"), r.stderr
+    assert not (repo / ".git" / "owed" / "ledger.jsonl").exists()
