@@ -25,7 +25,8 @@ class ReadRepo(RefsMixin, WorktreesMixin):
             raise AttributeError(name)
         from owed.gitops.repo import Repo
 
-        if isinstance(self, Repo):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        self.__class__ = Repo
-        return getattr(self, name)
+        if not isinstance(self, Repo):
+            self.__class__ = Repo
+        # Another thread may have made this object a Repo between the failed lookup and this call (the parallel
+        # measurement jobs of one attest): look again on Repo, without coming back here for a name Repo lacks.
+        return object.__getattribute__(self, name)

@@ -43,3 +43,15 @@ def test_the_upgrade_keeps_the_state_and_answers_as_repo(repo):
     with pytest.raises(AttributeError):
         fresh.no_such_method
     assert type(fresh) is Repo
+
+
+def test_a_lookup_that_another_thread_upgraded_meanwhile_still_answers(repo):
+    """Two parallel measurement jobs of one attest ask the same ReadRepo for `materialize`: both lookups fail on
+    ReadRepo, the first `__getattr__` makes the object a Repo, and the second then finds a Repo in `__getattr__`
+    (that used to raise "'Repo' object has no attribute 'materialize'" and the job recorded an environment error)."""
+    r = ReadRepo.discover(repo.path)
+    r.__class__ = Repo  # what the other thread's __getattr__ did between this lookup and this call
+    assert ReadRepo.__getattr__(r, "materialize").__func__ is Repo.materialize
+    with pytest.raises(AttributeError):
+        ReadRepo.__getattr__(r, "no_such_method")
+
