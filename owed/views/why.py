@@ -448,6 +448,7 @@ def _tail_lines(v: Why) -> list[str]:
     from owed.views.trunk_red import merge_check_lines
 
     out += merge_place_lines(v) + merge_check_lines(v)
-    if v.accepted:
-        out.append(f"Accepted: every obligation has a receipt. Next: owed merge {v.node}")
+    if v.accepted:  # a standing merge refusal (or a halt, a question) comes first: its command, not merge
+        nxt = v.next[0].command if v.next else f"owed merge {v.node}"
+        out.append(f"Accepted: every obligation has a receipt. Next: {nxt}")
     return out

@@ -42,6 +42,9 @@ def test_a_retry_reuses_the_refusal_status_names_its_command_and_remeasure_measu
     st = owed("status").stdout
     assert f"x: merge refused: inv:u fails on the merge tree (#{first[0]['seq']})" in st, st
     assert "(measure again: owed attest x --remeasure) → owed rebase x" in st and "→ owed merge x" not in st
+    why = owed("why", "x").stdout  # why's closing line names the refusal's command too, not `owed merge`
+    assert why.rstrip().endswith("Accepted: every obligation has a receipt. Next: owed rebase x (or the owner "
+                                 "carries the debt: owed defer x u --reason \"...\")"), why
     r = owed("merge", "x")  # nothing changed: the recorded failure is reused, nothing measured
     assert r.returncode == 1 and f"reused obs #{first[0]['seq']}" in r.stderr, r.stderr
     assert "owed attest x --remeasure" in r.stderr and len(obs(repo)) == 1
