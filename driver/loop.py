@@ -152,8 +152,11 @@ class Driver:
         reap_adopted()  # orphans this subreaper adopted (runner/guard.py), not a child anyone waits for
         self._pass_head = self._head()
         self.ctx.reload()
+        runs = self._runs(self.ctx.state)
+        if self._head() != self._pass_head:  # a run seen as ended may have recorded after that load (its review
+            self.ctx.reload()  # then read as missing and halted the node): the state holds what it recorded
         state, plan = self.ctx.state, self.ctx.plan
-        return state, plan, self._runs(state), self._facts(state, plan)
+        return state, plan, runs, self._facts(state, plan)
 
     # --- acting (driver/acts.py: one function per action kind) --------------------------------------
 
