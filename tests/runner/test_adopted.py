@@ -67,10 +67,13 @@ def test_the_staying_driver_reaps_the_orphans_of_its_notify_command(tmp_path):
     (repo / "plan.yaml").write_text(text)
     git(repo, "commit", "-qam", "notify")
     assert owed(repo, "init", "plan.yaml").returncode == 0
-    p = subprocess.Popen([sys.executable, "-m", "owed", "drive", "--stay"], cwd=repo, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    out = tmp_path / "drive.out"  # the driver's own lines, for the failure message (it once waited 90 s in CI)
+    with open(out, "wb") as sink:
+        p = subprocess.Popen([sys.executable, "-m", "owed", "drive", "--stay"], cwd=repo, stdout=sink,
+                             stderr=subprocess.STDOUT)
     try:
-        assert _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 1, 90), "no notify ran"
+        assert _wait(lambda: pids.exists() and len(pids.read_text().split()) >= 1, 90), \
+            "no notify ran; the driver said:\n" + out.read_text()[-4000:]
         orphans = [int(x) for x in pids.read_text().split()]
         time.sleep(2.0)  # the orphans exited long ago; the idle driver's wait ticks reap them
 
