@@ -21,17 +21,16 @@ _REPEATS: dict[int, tuple[dict[tuple[str, str], tuple[int, int]], object]] = {}
 def _repeats(plan) -> dict[tuple[str, str], tuple[int, int]]:
     """(subject, obligation) -> (runs, need) of every repeating item of a (frozen) plan, built once per plan:
     replay asks for every observation, and most plans repeat nothing."""
-    key, memo = id(plan), _REPEATS
-    found = memo.get(key)
-    if found is None:
-        from _weakref import ref
+    from owed.plan.model import per_plan
 
-        table = {("trunk", f"inv:{i.id}"): (i.repeat.runs, i.repeat.needed) for i in plan.invariants if i.repeat}
-        table.update({(n.id, f"check:{c.id}"): (c.repeat.runs, c.repeat.needed)
-                      for n in plan.nodes for c in n.checks if c.repeat})
-        # the callback holds the dict itself: module globals may be None when it runs at interpreter exit
-        found = memo[key] = (table, ref(plan, lambda _r: memo.pop(key, None)))
-    return found[0]
+    return per_plan(_REPEATS, plan, _repeat_table)
+
+
+def _repeat_table(plan) -> dict[tuple[str, str], tuple[int, int]]:
+    table = {("trunk", f"inv:{i.id}"): (i.repeat.runs, i.repeat.needed) for i in plan.invariants if i.repeat}
+    table.update({(n.id, f"check:{c.id}"): (c.repeat.runs, c.repeat.needed)
+                  for n in plan.nodes for c in n.checks if c.repeat})
+    return table
 
 
 def repeat_of(plan, subject: str, obligation: str) -> tuple[int, int] | None:

@@ -13,9 +13,9 @@ deterministic: ties follow the plan's node order.
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from owed.plan.model import Plan
+from owed.plan.model import Plan, per_plan
 
 
 def edges(plan: Plan) -> dict[str, tuple[str, ...]]:
@@ -102,26 +102,13 @@ def dependents_of(deps: Mapping[str, Sequence[str]]) -> dict[str, frozenset[str]
     return out
 
 
-_DEPENDENTS: dict[int, tuple[Callable[[], object], dict[str, frozenset[str]]]] = {}
+_DEPENDENTS: dict[int, tuple[dict[str, frozenset[str]], object]] = {}
 
 
 def dependents(plan: Plan) -> dict[str, frozenset[str]]:
     """Computed once per plan object (plans are immutable once loaded; status, readiness and the merge queue
     each ask for it on every read): a long-lived reader (`owed mcp`, the driver) pays it once per plan."""
-    hit = _DEPENDENTS.get(id(plan))
-    if hit is not None and hit[0]() is plan:
-        return hit[1]
-    out = dependents_of(edges(plan))
-    key, memo = id(plan), _DEPENDENTS  # the dict itself: at interpreter exit module globals may be None
-
-    def forget(_ref) -> None:
-        memo.pop(key, None)
-
-    # _weakref.ref is weakref.ref, without the weakref module's import (~0.4 ms of every command, issue 15)
-    from _weakref import ref
-
-    _DEPENDENTS[key] = (ref(plan, forget), out)
-    return out
+    return per_plan(_DEPENDENTS, plan, lambda p: dependents_of(edges(p)))
 
 
 def dependent_counts(plan: Plan, done: Iterable[str] = ()) -> dict[str, int]:

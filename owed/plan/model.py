@@ -344,17 +344,23 @@ def canonical_form(value: Any) -> Any:
     return value
 
 
-_INDEXES: dict[int, tuple[dict[str, Node], object]] = {}
-
-
-def _index(plan: Plan) -> dict[str, Node]:
-    # Plans are frozen, so an index keyed by identity stays right; it is dropped with the plan (the callback
-    # of a weak reference kept beside it). `_weakref.ref` is `weakref.ref`, without importing the weakref
-    # module (~0.4 ms of every command, issue 15).
-    key, memo = id(plan), _INDEXES  # the dict itself: at interpreter exit module globals may be None
+def per_plan(memo: dict, plan, build):
+    """`build(plan)`, computed once per plan object and kept in `memo` while the plan lives. Plans are frozen, so
+    an entry keyed by identity stays right; the callback of a weak reference kept beside it drops the entry with
+    the plan, before its id can be reused. The callback holds `memo` itself (at interpreter exit module globals
+    may be None), and `_weakref.ref` is `weakref.ref` without importing the weakref module (~0.4 ms of every
+    command, issue 15). Used by the node index, plan/graph.dependents and pooling's repeat table."""
+    key = id(plan)
     found = memo.get(key)
     if found is None:
         from _weakref import ref
 
-        found = memo[key] = ({n.id: n for n in plan.nodes}, ref(plan, lambda _r: memo.pop(key, None)))
+        found = memo[key] = (build(plan), ref(plan, lambda _r: memo.pop(key, None)))
     return found[0]
+
+
+_INDEXES: dict[int, tuple[dict[str, Node], object]] = {}
+
+
+def _index(plan: Plan) -> dict[str, Node]:
+    return per_plan(_INDEXES, plan, lambda p: {n.id: n for n in p.nodes})
