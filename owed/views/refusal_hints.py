@@ -4,7 +4,9 @@
 `hints(state, plan, node, failures, changed)` — `failures` are the merge-tree failures `[(obligation, key,
 observation)]` (an observation has seq, commit, failed), `changed` the candidate's changed paths:
 - the delta, once per failing invariant with a pass on the current trunk key:
-  `inv:<id>: pass on trunk <trunk12> (#<seq>) → fail on merge tree <commit12> (#<seq>)`, plus
+  `inv:<id>: pass on trunk <trunk12> (#<seq>) → fail on merge tree <commit12> (#<seq>)` when that pass was
+  measured on the trunk commit the merge is based on, else `inv:<id>: last passed on trunk <c12> (#<seq>),
+  before <k> merges → fail on …` (the key outlived merges that left its reads alone), plus
   `; node diff touches <p1>, <p2>, <p3> (+<N> more)` when the candidate changed paths;
 - per failing test name the latest pass/fail on the current trunk key fails too, with a matching signature
   (precedence over everything below): `<name>: trunk red since #S (after merge #M <node>|batch a, b | after
@@ -158,16 +160,42 @@ def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     return None
 
 
+def _trunk_pass(state, ob: str, iid: str) -> str | None:
+    """The delta's left side: `pass on trunk <trunk12> (#seq)` for a pass on the current trunk key measured on the
+    current trunk commit (the one the merge tree is based on), else for its last pass on an older commit (a trunk
+    key is content-keyed: it survives merges that do not touch its reads) `last passed on trunk <c12> (#seq),
+    before <k> merges` — never the current trunk's name on another commit's pass. None without a pass."""
+    tk = state.trunk_keys.get(iid)
+    t = state.agg("trunk", ob, tk) if tk else None
+    if t is None or t.last_pass is None:
+        return None
+    here = state.trunk_commit
+    if t.last_pass.commit == here:
+        return f"pass on trunk {here[:12]} (#{t.last_pass.seq})"
+    for row in reversed(recent(state, f"trunk\x1f{ob}")):  # an older pass on this key on the current trunk
+        if row[1] == "pass" and row[2] == tk and row[6] == here and trunk_fact(state, row):
+            return f"pass on trunk {here[:12]} (#{row[0]})"
+    was = t.last_pass
+    return f"last passed on trunk {was.commit[:12]} (#{was.seq}), {_moves_since(state, was.commit, was.seq)}"
+
+
+def _moves_since(state, commit: str, seq: int) -> str:
+    """`before <k> merges[ and <a> adopts]` since `commit` was trunk (genesis or a merge made it trunk; else
+    since the observation at `seq`): a batch is one merge. `not on trunk <trunk12>` when none is known."""
+    since = 0 if commit == state.genesis_commit else next(
+        (r.merged for r in state.nodes.values() if r.merge_commit == commit and r.merged is not None), seq)
+    merges = {tuple(state.merge_members[m]) if m in state.merge_members else m for m in state.merges if m > since}
+    adopts = sum(1 for a in state.adopts if a > since)
+    parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in ((len(merges), "merge"), (adopts, "adopt")) if n]
+    return "before " + " and ".join(parts) if parts else f"not on trunk {state.trunk_commit[:12]}"
+
+
 def hints(state, plan, node_id: str, failures: list, changed: list[str] | None) -> list[str]:
     out: list[str] = []
     for ob, key, o in failures:
         iid = invariant_of(ob)
-        if iid is not None:
-            tk = state.trunk_keys.get(iid)
-            t = state.agg("trunk", ob, tk) if tk else None
-            if t is not None and t.last_pass is not None:
-                out.append(f"{ob}: pass on trunk {state.trunk_commit[:12]} (#{t.last_pass.seq}) → fail on merge tree "
-                           f"{o.commit[:12]} (#{o.seq}){_diff(changed)}")
+        if iid is not None and (was := _trunk_pass(state, ob, iid)):
+            out.append(f"{ob}: {was} → fail on merge tree {o.commit[:12]} (#{o.seq}){_diff(changed)}")
         agg = state.agg(merge_subject(node_id, ob), ob, key)
         from owed.pooling import tally
 

@@ -269,3 +269,68 @@ def test_a_merged_nodes_merge_tree_on_an_earlier_trunk_is_no_trunk_fact_in_the_r
     rec = b.state.agg("trunk", "inv:u", "c" * 64).last_fail
     out = hints(b.state, b.plan, "a", [("inv:u", "c" * 64, rec)], None)
     assert f"t1: trunk red since #{start.seq}; fix trunk before retrying" in out, out
+
+
+def _two_node_inv_book():
+    import textwrap
+
+    p0 = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        nodes:
+          - {id: a, writes: [a/]}
+          - {id: b, writes: [b/]}
+          - {id: c, writes: [c/]}
+        """)
+    b = Book(p0)
+    b.plan = parse_plan(p0.replace("nodes:", "invariants:\n  - {id: u, run: 'true'}\nnodes:"))
+    b.add(E.Plan(by="parent:p", prior=b.state.plan.sha, plan="9" * 64))
+    b.add(E.Refresh(by="executor:owed", commit=b.state.trunk_commit, keys={"u": "a" * 64}))
+    for n in "abc":
+        b.dispatch(n)
+        b.add(E.Submit(by=f"writer:{n}#1", node=n, attempt=1, commit=n * 40, keys={"writes": f"w-{n}", "rulings": "x"}))
+        b.obs(n, "writes", "pass")
+    return b
+
+
+def _merge(b, node, commit):
+    """A merge that leaves the invariant's reads alone: the trunk key `a…` stays, on a new trunk commit."""
+    b.add(E.Merge(by="executor:owed", node=node, attempt=1, prior=b.state.trunk_commit, commit=commit,
+                  tree="8" * 40, invariants={"u": "a" * 64}))
+
+
+def _delta(b):
+    _obs(b, "trunk", "inv:u", "f" * 64, "fail", ("t1",), merging="a", commit=M)
+    rec = b.state.agg("trunk", "inv:u", "f" * 64).last_fail
+    return [h for h in hints(b.state, b.plan, "a", [("inv:u", "f" * 64, rec)], None) if h.startswith("inv:u: ")]
+
+
+def test_the_delta_quotes_a_trunk_pass_only_on_the_trunk_commit_the_merge_is_based_on():
+    """The trunk key outlives merges that leave its reads alone: its last pass, measured on genesis, is no
+    `pass on trunk <current>` after two merges; a pass measured on the current trunk commit is."""
+    b = _two_node_inv_book()
+    t0 = b.state.trunk_commit
+    p = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=t0)
+    assert _delta(b) == [f"inv:u: pass on trunk {t0[:12]} (#{p.seq}) → fail on merge tree {M[:12]} (#{p.seq + 1})"]
+    _merge(b, "b", "1" * 40)
+    _merge(b, "c", "2" * 40)
+    assert b.state.trunk_keys == {"u": "a" * 64} and b.state.trunk_commit == "2" * 40
+    out = _delta(b)
+    assert out == [f"inv:u: last passed on trunk {t0[:12]} (#{p.seq}), before 2 merges → fail on merge tree "
+                   f"{M[:12]} (#{b.state.seq})"], out
+    assert not [h for h in out if "pass on trunk 222222222222" in h]
+    q = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="2" * 40)
+    assert _delta(b)[0].startswith(f"inv:u: pass on trunk 222222222222 (#{q.seq}) → fail")
+
+
+def test_the_delta_counts_merges_from_the_merge_that_made_the_passing_commit_trunk():
+    """A pass on b's merge commit, then c merges: `before 1 merge` (b's own merge is not counted); a later pass
+    on an older commit is not quoted as the current trunk's, while an older pass on the current commit is."""
+    b = _two_node_inv_book()
+    _merge(b, "b", "1" * 40)
+    p = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="1" * 40)
+    _merge(b, "c", "2" * 40)
+    assert _delta(b)[0].startswith(f"inv:u: last passed on trunk 111111111111 (#{p.seq}), before 1 merge → fail")
+    q = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="2" * 40)
+    _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="1" * 40)  # a probe of an older trunk
+    assert _delta(b)[0].startswith(f"inv:u: pass on trunk 222222222222 (#{q.seq}) → fail")
