@@ -332,13 +332,13 @@ class Ledger:
             memo, self._memo = self._memo, None
             snap = None
             if memo is not None and use_snapshot and self._snapshot_matches(f, _Mark(memo[0], memo[1]), size):
-                state, start, fresh = memo[0], memo[1], False
+                state, start, fresh = memo[0], memo[1], False  # fresh: folded from disk, not the memo
             else:
                 snap = self._read_snapshot() if use_snapshot else None
                 if snap is not None and self._snapshot_matches(f, snap, size):
-                    state, start, fresh = snap.state, snap.offset, snap.offset
+                    state, start, fresh = snap.state, snap.offset, True
                 else:
-                    state, start, fresh = State(), 0, 0
+                    state, start, fresh = State(), 0, True
             f.seek(start)
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
@@ -353,7 +353,7 @@ class Ledger:
                 raise head_record.mismatch(state.seq)
         if use_snapshot and state.seq >= 0:
             self._memo = (state, complete)
-            if fresh is not False and (snap is None or self.folded >= SNAPSHOT_EVERY):
+            if fresh and (snap is None or self.folded >= SNAPSHOT_EVERY):
                 self._write_snapshot(state, complete)
         return state, complete
 
@@ -470,7 +470,7 @@ class Ledger:
                      "before the repair cannot be told")
             report["repaired"] = f"{report['repaired']}; {fixed}" if "repaired" in report else fixed
         if state.seq >= 0:
-            current = same and (snap.seq, snap.head, snap.offset) == (state.seq, state.head, len(data))
+            current = same and snap is not None and (snap.seq, snap.head, snap.offset) == (state.seq, state.head, len(data))
             if not current:  # else the snapshot file already holds these very bytes
                 self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:

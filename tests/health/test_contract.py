@@ -97,7 +97,7 @@ MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/princip
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
              "owed/readiness.py", "owed/waits.py", "owed/result.py", "owed/ids.py",
              "owed/measure/counts.py", "owed/measure/failures.py", "owed/measure/verdict.py", "owed/interrupts.py",
-             "owed/rails.py", "owed/ops", "owed/views", "owed/batchplan.py"]
+             "owed/rails.py", "owed/ops", "owed/views", "owed/batchplan.py", "owed/ledger"]
 
 
 def test_mypy_on_the_pure_core():
@@ -135,7 +135,8 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
     assert seen == [1, 2, 3]
 
 
-STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids"]
+STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids",
+                   "owed.ledger.*"]
 
 
 def test_strict_optional_stays_on_for_the_core_records_and_folds():
