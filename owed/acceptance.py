@@ -23,14 +23,13 @@ from __future__ import annotations
 import msgspec
 
 from owed.canon import digest
-from owed.ids import is_owner
-from owed.keys import split
+from owed.ids import WRITES, ObligationId, ObligationKind, is_owner, obligation, split_obligation
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
 from owed.waits import open_waits
 
 
 class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
-    obligation: str
+    obligation: ObligationId
     key: str
     mark: str  # E | W | D
     status: str  # measured | reviewed | waived | quarantined | failed | conflict | missing | blocked | acknowledged | manual
@@ -46,7 +45,7 @@ class Item(msgspec.Struct, kw_only=True, omit_defaults=True):
 EXECUTED = ("check", "red", "strength", "writes")
 
 
-def obligations(plan, node, cand) -> list[str]:
+def obligations(plan, node, cand) -> list[ObligationId]:
     """The candidate's obligations in receipt order (its submit recorded their keys)."""
     keys = cand.keys
     return [o for o in _order(node) if o in keys]
@@ -54,18 +53,19 @@ def obligations(plan, node, cand) -> list[str]:
 
 # node spec -> its obligations in receipt order: the reducer asks after every node entry (owed/folds/queue.py).
 # Keyed by identity, holding the (frozen) spec, so an id is never reused while its entry stands; bounded.
-_ORDERS: dict[int, tuple[object, tuple[str, ...]]] = {}
+_ORDERS: dict[int, tuple[object, tuple[ObligationId, ...]]] = {}
+_JUDGED: tuple[ObligationKind, ...] = ("writes", "closure-review", "review", "rulings", "approve")
 
 
-def _order(node) -> tuple[str, ...]:
+def _order(node) -> tuple[ObligationId, ...]:
     hit = _ORDERS.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    order = [f"check:{c.id}" for c in node.checks]
-    order += [f"red:{c.id}" for c in node.checks if c.red]
-    order += [f"strength:{c.id}" for c in node.checks if c.mutants]
-    order += ["writes", "closure-review", "review", "rulings", "approve"]
-    order += [f"evidence:{ev.id}" for ev in node.evidence]
+    order = [obligation("check", c.id) for c in node.checks]
+    order += [obligation("red", c.id) for c in node.checks if c.red]
+    order += [obligation("strength", c.id) for c in node.checks if c.mutants]
+    order += [obligation(k) for k in _JUDGED]
+    order += [obligation("evidence", ev.id) for ev in node.evidence]
     if len(_ORDERS) >= 4096:
         _ORDERS.clear()
     _ORDERS[id(node)] = (node, tuple(order))
@@ -90,7 +90,7 @@ def writes_defn(node) -> str:
     return digest({"writes": list(node.writes)})
 
 
-def waived_key(state: State, node_id: str, obligation: str, key: str) -> bool:
+def waived_key(state: State, node_id: str, obligation: ObligationId, key: str) -> bool:
     """Did the owner waive this obligation on exactly this key (a merge key equal to the candidate's)?"""
     rec = state.nodes.get(node_id)
     return rec is not None and any(w.obligation == obligation and w.key == key for w in rec.waivers)
@@ -108,7 +108,7 @@ def superseded(block: Block, plan) -> str | None:
 def _superseded(block: Block, plan) -> str | None:
     if block.kind != "exec":
         return None
-    kind, cid = split(block.obligation)
+    kind, cid = split_obligation(block.obligation)
     if kind == "writes":
         node = plan.node(block.node)
         if node is None:
@@ -132,7 +132,7 @@ def active_blocks(state: State, plan, node_id: str) -> list[Block]:
     return [b for b in rec.blocks if b.cleared is None and superseded(b, plan) is None]
 
 
-def _waiver(rec: NodeRec, obligation: str, key: str, blocks: list[Block]):
+def _waiver(rec: NodeRec, obligation: ObligationId, key: str, blocks: list[Block]):
     need = {b.seq for b in blocks}
     for w in reversed(rec.waivers):
         if w.obligation == obligation and w.key == key and need <= set(w.accept_risk):
@@ -140,7 +140,7 @@ def _waiver(rec: NodeRec, obligation: str, key: str, blocks: list[Block]):
     return None
 
 
-def _reviews(rec: NodeRec, obligation: str, key: str) -> list[ReviewRec]:
+def _reviews(rec: NodeRec, obligation: ObligationId, key: str) -> list[ReviewRec]:
     """The latest verdict of each (non-recused) reviewer on this key."""
     latest: dict[str, ReviewRec] = {}
     for r in rec.reviews:
@@ -149,7 +149,7 @@ def _reviews(rec: NodeRec, obligation: str, key: str) -> list[ReviewRec]:
     return list(latest.values())
 
 
-def _executed(state: State, node_id: str, obligation: str, key: str) -> tuple[str, str | None, ObsRec | None, str]:
+def _executed(state: State, node_id: str, obligation: ObligationId, key: str) -> tuple[str, str | None, ObsRec | None, str]:
     agg = state.agg(node_id, obligation, key)
     if agg is None:
         return "D", "executor", None, "missing"
@@ -173,7 +173,7 @@ def _wait_hint(state: State, node_id: str, status: str) -> str:
     if status == "remeasure":
         return f"the overlapped slots closed: owed attest {node_id} measures writes again on this key"
     slot = state.open_slot(node_id)
-    agg = state.agg(node_id, "writes", slot.cand.keys["writes"]) if slot and slot.cand else None
+    agg = state.agg(node_id, WRITES, slot.cand.keys[WRITES]) if slot and slot.cand else None
     waits = open_waits(state, node_id, agg.waits, agg.last_fail.seq) if agg and agg.last_fail else []
     shown = ", ".join(waits)
     return (f"waits for the open slot(s) of {shown} to merge or be abandoned; then writes is measured again "
@@ -208,11 +208,11 @@ def _rulings_hint(slot, latest: int) -> str:
     return f"a review acknowledging rulings up to #{latest} (--ack-rulings {latest})"
 
 
-def _executed_item(state: State, plan, node, node_id: str, obligation: str, key: str, mine: list[Block]) -> Item:
+def _executed_item(state: State, plan, node, node_id: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
     """check, red, strength, writes: the observation's verdict (a quarantined check's failure is W), and old
     execution blocks binding until attributed."""
     ids = [b.seq for b in mine]
-    kind, rest = split(obligation)
+    kind, rest = split_obligation(obligation)
     mark, who, obs, status = _executed(state, node_id, obligation, key)
     if status == "failed" and kind == "check" and _quarantined(state, plan, node, rest, obs, node_id):
         mark, who, status = "W", None, "quarantined"
@@ -235,7 +235,7 @@ def _executed_item(state: State, plan, node, node_id: str, obligation: str, key:
     return item
 
 
-def _judged_item(rec, node, kind: str, obligation: str, key: str, mine: list[Block]) -> Item:
+def _judged_item(rec, node, kind: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
     """review, closure-review, approve: enough ok reviews at the rank, and no block."""
     revs = _reviews(rec, obligation, key)
     oks = [r for r in revs if r.verdict == "ok"]
@@ -262,7 +262,7 @@ def _judged_item(rec, node, kind: str, obligation: str, key: str, mine: list[Blo
                 discharger=who, reviewers=good, blocks=[b.seq for b in mine])
 
 
-def _rulings_item(state: State, rec, node_id: str, obligation: str, key: str) -> Item:
+def _rulings_item(state: State, rec, node_id: str, obligation: ObligationId, key: str) -> Item:
     slot = rec.slot
     latest = _latest_rule(state, node_id, slot)
     acked = latest is None or slot.rulings_seen >= latest or any(
@@ -274,7 +274,7 @@ def _rulings_item(state: State, rec, node_id: str, obligation: str, key: str) ->
                 hint=None if acked or latest is None else _rulings_hint(slot, latest))
 
 
-def _evidence_item(rec, node, ev_id: str, obligation: str, key: str, mine: list[Block]) -> Item:
+def _evidence_item(rec, node, ev_id: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
     """evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)."""
     spec = next((ev for ev in node.evidence if ev.id == ev_id), None)
     roles = ("owner", spec.by) if spec else ("owner",)
@@ -287,11 +287,11 @@ def _evidence_item(rec, node, ev_id: str, obligation: str, key: str, mine: list[
                 blocks=[b.seq for b in mine])
 
 
-def item_for(state: State, plan, node_id: str, obligation: str, key: str, blocks: list[Block], node=None) -> Item:
+def item_for(state: State, plan, node_id: str, obligation: ObligationId, key: str, blocks: list[Block], node=None) -> Item:
     """One obligation's Item; `node` is plan.node(node_id) when the caller has it already."""
     rec = state.nodes[node_id]
     node = node if node is not None else plan.node(node_id)
-    kind, rest = split(obligation)
+    kind, rest = split_obligation(obligation)
     mine = [b for b in blocks if b.obligation == obligation]
     ids = [b.seq for b in mine]
     if kind in EXECUTED:

@@ -20,6 +20,7 @@ from typing import Union
 import msgspec
 
 from owed.canon import sha256_hex
+from owed.ids import ObligationId
 
 _CFG = dict(tag_field="kind", kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False, frozen=True)
 
@@ -143,14 +144,14 @@ class Submit(Entry, tag="submit"):
     node: str
     attempt: int
     commit: str
-    keys: dict[str, str] = {}
+    keys: dict[ObligationId, str] = {}
     carry: int | None = None  # plan seq that carried this candidate (executor carry submit)
     model: str | None = None
 
 
 class Obs(Entry, tag="obs"):
     subject: str
-    obligation: str
+    obligation: ObligationId
     key: str
     verdict: str  # pass | fail | error
     commit: str
@@ -182,7 +183,7 @@ class Review(Entry, tag="review"):
     verdict: str  # ok | block
     rank: int
     note: str
-    obligation: str = "review"
+    obligation: ObligationId = ObligationId("review")
     ack_rulings: int | None = None
     clears: tuple[int, ...] = ()
     needs: str | None = None
@@ -191,7 +192,7 @@ class Review(Entry, tag="review"):
 
 class Waive(Entry, tag="waive"):
     node: str
-    obligation: str
+    obligation: ObligationId
     key: str
     reason: str
     accept_risk: tuple[int, ...] = ()
@@ -229,7 +230,7 @@ class Merge(Entry, tag="merge"):
     prior: str
     commit: str
     tree: str
-    checks: dict[str, str] = {}  # node obligation -> key on the merge commit
+    checks: dict[ObligationId, str] = {}  # node obligation -> key on the merge commit
     invariants: dict[str, str] = {}  # invariant id -> key on the merge commit
     defers: tuple[int, ...] = ()  # defer seqs this merge consumed
     members: tuple[str, ...] = ()  # a batch merge: every member in landing order (owed/folds/batch.py)

@@ -4,6 +4,12 @@ One place for what was spelled out as strings in several modules: the roles of a
 of an owner act (owed/principals.py), an observation's verdict (folds/judgments.py, folds/sweeps.py,
 measure/verdict.py), a review's verdict, a receipt's marks, and obligation ids (`kind` or `kind:id`).
 
+An obligation id is an `ObligationId` (a NewType of str: no cost at run time, msgspec encodes it as a str), so
+mypy tells it from a node id: entries, state records, acceptance items and measurement jobs carry one, and the
+functions that take one say so. It is made by `obligation(kind, id)` (or `as_obligation` for a name read from
+the command line or a recorded key map) and split only here (`split_obligation`, `obligation_kind`,
+`obligation_id`: at the first colon; a check id may hold colons).
+
 Principal roles go through the helpers below, never `role_of(x) == "owner"` string comparisons: a recorded
 principal (checked by principals.parse) with `has_role` / `is_owner` / `is_parent` / `is_writer` /
 `is_reviewer`; the text of a `--as` argument before it is parsed with `claims` (its parse then refuses a bad
@@ -11,6 +17,8 @@ principal as a usage error).
 
 >>> obligation("check", "unit"), obligation("writes"), obligation_kind("inv:tree"), obligation_id("check:a:b")
 ('check:unit', 'writes', 'inv', 'a:b')
+>>> split_obligation("check:unit:fast"), split_obligation("writes")
+(('check', 'unit:fast'), ('writes', ''))
 >>> has_role("owner:cli", "owner"), has_role("owner", "owner"), is_owner("parent:cli")
 (True, False, False)
 >>> has_role("parent:cli", "parent", "owner"), is_parent("parent:drive"), is_writer("writer:a#1")
@@ -23,7 +31,7 @@ principal as a usage error).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, NewType, get_args
 
 Role = Literal["owner", "parent", "writer", "reviewer", "executor"]
 Channel = Literal["delegated", "flag", "tty", "pi-confirm"]
@@ -33,6 +41,7 @@ ReviewVerdict = Literal["ok", "block"]
 Mark = Literal["E", "W", "D"]  # evidenced, waived, debt
 ObligationKind = Literal["check", "red", "strength", "inv", "writes", "review", "closure-review", "approve",
                          "rulings", "evidence"]
+ObligationId = NewType("ObligationId", str)  # `kind` or `kind:id` (check:unit, inv:tree, writes, review …)
 
 ROLES: tuple[Role, ...] = get_args(Role)
 CHANNELS: tuple[Channel, ...] = get_args(Channel)
@@ -84,26 +93,48 @@ def obs_verdict(text: str) -> ObsVerdict:
     raise ValueError(f"not an observation verdict: {text!r}")
 
 
-def obligation(kind: ObligationKind, ident: str = "") -> str:
+def obligation(kind: ObligationKind, ident: str = "") -> ObligationId:
     """The obligation id: `kind:ident`, or the bare kind (writes, review, approve, rulings …)."""
-    return f"{kind}:{ident}" if ident else kind
+    return ObligationId(f"{kind}:{ident}" if ident else kind)
 
 
-def obligation_kind(ob: str) -> str:
+def inv_obligation(inv_id: str) -> ObligationId:
+    """`inv:<id>`: an invariant's obligation (measured on trunk and on merge trees)."""
+    return ObligationId(f"inv:{inv_id}")
+
+
+WRITES = ObligationId("writes")  # the bare obligations a module names (a loop variable `obligation` shadows the maker)
+RULINGS = ObligationId("rulings")
+SWEEP = ObligationId("sweep")  # no obligation of a node: the label of a sweep's measurement job (ops/sweep.py)
+
+
+def as_obligation(text: str) -> ObligationId:
+    """A name read as an obligation id where it comes in untyped (a command's argument, a recorded key map's
+    key): unchecked here, as before; the command or fold that takes it refuses one the candidate does not owe."""
+    return ObligationId(text)
+
+
+def split_obligation(ob: ObligationId) -> tuple[str, str]:
+    """(kind, id) of `kind:id`, split at the first colon only; the id is '' for a bare kind."""
+    kind, _, ident = ob.partition(":")
+    return kind, ident
+
+
+def obligation_kind(ob: ObligationId) -> str:
     return ob.partition(":")[0]
 
 
-def obligation_id(ob: str) -> str:
+def obligation_id(ob: ObligationId) -> str:
     return ob.partition(":")[2]
 
 
-def invariant_of(ob: str) -> str | None:
+def invariant_of(ob: ObligationId) -> str | None:
     """The invariant id of `inv:<id>`; None for any other obligation."""
     kind, _, ident = ob.partition(":")
     return ident if kind == "inv" else None
 
 
-def merge_subject(node: str, ob: str) -> str:
+def merge_subject(node: str, ob: ObligationId) -> str:
     """The subject a merge-tree observation of `ob` is recorded under: the node for its checks (`check:…`), the
     trunk for invariants (`inv:…`)."""
     return node if obligation_kind(ob) == "check" else "trunk"

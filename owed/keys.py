@@ -6,7 +6,7 @@ fresh evidence. Pure: digests of trees (`reads`, `closure`, …) and patches are
 (owed/measure/items.py) through owed/git.py.
 
 Obligations: check:<id>, red:<id>, strength:<id>, writes, closure-review, review, rulings, approve, evidence:<id>,
-inv:<id>. An obligation name splits at its first colon only.
+inv:<id>. An obligation name splits at its first colon only (owed/ids.py split_obligation).
 """
 
 from __future__ import annotations
@@ -128,12 +128,3 @@ def approve_key(patch: str) -> str:
 def evidence_key(ev_id: str, what: str, patch: str) -> str:
     return digest({"o": "evidence", "id": ev_id, "what": what, "patch": patch})
 
-
-def split(obligation: str) -> tuple[str, str]:
-    """`check:a:b` → ('check', 'a:b'); `writes` → ('writes', '').
-
-    >>> split("check:unit:fast")
-    ('check', 'unit:fast')
-    """
-    kind, _, rest = obligation.partition(":")
-    return kind, rest

@@ -13,6 +13,11 @@ are its `runs` votes (a repeated measurement), else one vote of its verdict; err
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from owed.ids import ObligationId
+
 
 
 _REPEATS: dict[int, tuple[dict[tuple[str, str], tuple[int, int]], object]] = {}
@@ -33,7 +38,7 @@ def _repeat_table(plan) -> dict[tuple[str, str], tuple[int, int]]:
     return table
 
 
-def repeat_of(plan, subject: str, obligation: str) -> tuple[int, int] | None:
+def repeat_of(plan, subject: str, obligation: ObligationId) -> tuple[int, int] | None:
     table = _repeats(plan)
     return table.get((subject, obligation)) if table else None
 

@@ -22,7 +22,7 @@ a State as a read-only value.
 import msgspec
 
 from owed.canon import ZERO_HASH
-from owed.ids import AggVerdict, ObsVerdict, ReviewVerdict
+from owed.ids import AggVerdict, ObligationId, ObsVerdict, ReviewVerdict, inv_obligation
 
 STATE_VERSION = 24  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
@@ -52,7 +52,7 @@ class Cand(_S):
     seq: int  # submit seq
     commit: str
     base: str
-    keys: dict[str, str] = {}
+    keys: dict[ObligationId, str] = {}  # obligation -> its key
     by: str = ""
     carry: int | None = None
     ts: str = ""
@@ -141,7 +141,7 @@ class ObsAgg(_S):
 class Block(_S):
     seq: int
     node: str
-    obligation: str
+    obligation: ObligationId
     key: str
     kind: str  # exec | judgment
     by: str
@@ -164,7 +164,7 @@ class ReviewRec(_S):
     by: str
     attempt: int
     key: str
-    obligation: str
+    obligation: ObligationId
     verdict: ReviewVerdict
     rank: int
     note: str
@@ -176,7 +176,7 @@ class ReviewRec(_S):
 class WaiverRec(_S):
     seq: int
     by: str
-    obligation: str
+    obligation: ObligationId
     key: str
     reason: str
     accept_risk: list[int] = []
@@ -274,9 +274,9 @@ class NodeRec(_S):
     # Merge-tree failures of the node's candidates and their trunk-red classification (folds/merge_red.py):
     # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
     # seq, trunk commit, cand seq, sorted names, merge key].
-    merge_fails: dict[str, list] = {}
+    merge_fails: dict[ObligationId, list] = {}
     remeasure: int | None = None  # seq of a `resume --remeasure`: merge-tree failures before it are measured again
-    trunk_red: dict[str, list] = {}
+    trunk_red: dict[ObligationId, list] = {}
 
     def live_defers(self) -> list[DeferRec]:
         """The unused owner defers of the open attempt (recorded after its dispatch). A defer permits debt for
@@ -368,16 +368,16 @@ class State(msgspec.Struct, kw_only=True):
             return rec.slot
         return None
 
-    def agg(self, subject: str, obligation: str, key: str) -> ObsAgg | None:
+    def agg(self, subject: str, obligation: ObligationId, key: str) -> ObsAgg | None:
         return self.obs.get(item_id(subject, obligation, key))
 
     def genesis_missing(self) -> list[str]:
         """Invariants with no verdict (pass or fail) on their genesis key: merges and adoptions wait."""
         return sorted(i for i, k in self.genesis_keys.items()
-                      if not ((a := self.agg("trunk", f"inv:{i}", k)) and (a.passes or a.fails)))
+                      if not ((a := self.agg("trunk", inv_obligation(i), k)) and (a.passes or a.fails)))
 
 
-def item_id(subject: str, obligation: str, key: str) -> str:
+def item_id(subject: str, obligation: ObligationId, key: str) -> str:
     return f"{subject}\x1f{obligation}\x1f{key}"
 
 
@@ -386,6 +386,6 @@ def batch_id(members, base: str) -> str:
     return ",".join(sorted(members)) + "@" + base
 
 
-def batch_item_id(members, base: str, subject: str, obligation: str, key: str) -> str:
+def batch_item_id(members, base: str, subject: str, obligation: ObligationId, key: str) -> str:
     """Aggregates of batch votes live apart: they belong only to that batch (owed/folds/batch.py)."""
     return f"batch\x1e{batch_id(members, base)}\x1e{item_id(subject, obligation, key)}"

@@ -17,6 +17,7 @@ from owed import principals as P
 from owed.errors import Stale
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import refuse
+from owed.ids import inv_obligation
 from owed.state import State
 
 
@@ -33,10 +34,10 @@ def adopt_problems(state: State, plan, e: E.Adopt) -> list[str]:
         old_key = state.trunk_keys.get(inv.id)
         if key == old_key:
             continue
-        before = state.agg("trunk", f"inv:{inv.id}", old_key) if old_key else None
+        before = state.agg("trunk", inv_obligation(inv.id), old_key) if old_key else None
         if before is None or before.verdict != "pass":
             continue  # existing debt (or never measured on this key) does not block an adoption
-        after = state.agg("trunk", f"inv:{inv.id}", key)
+        after = state.agg("trunk", inv_obligation(inv.id), key)
         if after is None or after.verdict != "pass":
             seq = after.last.seq if after is not None and after.last is not None else None
             out.append(f"inv:{inv.id}" + (f" (obs #{seq})" if seq is not None else " (not measured)")

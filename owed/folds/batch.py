@@ -25,7 +25,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed.folds.refresh import set_trunk_keys
 from owed.folds.slots import refuse
-from owed.keys import split
+from owed.ids import ObligationId, inv_obligation, split_obligation
 from owed.state import BatchFail, ObsAgg, State, TrainRec, batch_id, batch_item_id, item_id
 
 MAX_MEMBERS = 8
@@ -46,7 +46,7 @@ def fold_batch_obs(state: State, e: E.Obs, plan, record) -> None:
     problem = _members_problem(ref.members)
     if problem:
         raise refuse(e, problem)
-    kind, rest = split(e.obligation)
+    kind, rest = split_obligation(e.obligation)
     if e.subject == "trunk":
         if kind != "inv" or not rest:
             raise refuse(e, "trunk observations are of invariants (inv:<id>)")
@@ -68,7 +68,7 @@ def fold_batch_obs(state: State, e: E.Obs, plan, record) -> None:
 def looker(state: State, members, base: str):
     """Merge-tree votes of a batch member: the batch's own aggregate, else the ordinary one (evidence on
     an equal key, e.g. the candidate's own check pass)."""
-    def look(subject: str, obligation: str, key: str):
+    def look(subject: str, obligation: ObligationId, key: str):
         return state.obs.get(batch_item_id(members, base, subject, obligation, key)) or state.agg(subject, obligation, key)
     return look
 
@@ -124,10 +124,10 @@ def fold_member(state: State, e: E.Merge, plan) -> None:
 def _land(state: State, t: TrainRec) -> None:
     """The landed batch's invariant votes on the final tree become trunk's ordinary evidence."""
     for inv, key in t.invariants.items():
-        votes = state.obs.get(batch_item_id(t.members, t.prior, "trunk", f"inv:{inv}", key))
+        votes = state.obs.get(batch_item_id(t.members, t.prior, "trunk", inv_obligation(inv), key))
         if votes is None:
             continue
-        iid = item_id("trunk", f"inv:{inv}", key)
+        iid = item_id("trunk", inv_obligation(inv), key)
         agg = state.obs.get(iid) or ObsAgg()
         agg.passes += votes.passes
         agg.fails += votes.fails

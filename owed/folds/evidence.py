@@ -18,7 +18,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import recused
 from owed.folds.slots import refuse
-from owed.ids import Role
+from owed.ids import Role, obligation
 from owed.state import EvidenceRec, State
 
 ROLES: tuple[Role, ...] = ("owner", "parent", "reviewer")
@@ -52,7 +52,7 @@ def fold_evidence(state: State, e: E.Evidence, plan) -> None:
         raise refuse(e, f"evidence:{e.id} is recorded by a {spec.by} or the owner")
     if not e.files:
         raise refuse(e, "evidence on a candidate hashes at least one file")
-    if slot.cand.keys.get(f"evidence:{e.id}") != e.key:
+    if slot.cand.keys.get(obligation("evidence", e.id)) != e.key:
         raise refuse(e, f"evidence:{e.id} with this key is not an item of the open candidate")
     _keep(state.node(e.node), e)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from owed.ids import invariant_of
+from owed.ids import as_obligation, invariant_of
 from owed.state import State
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def remember(state: State, e: E.Obs) -> None:
 def _fold_run(state: State, hk: str, row: list) -> None:
     if not trunk_fact(state, row):
         return
-    iid = invariant_of(hk.split("\x1f", 1)[1])
+    iid = invariant_of(as_obligation(hk.split("\x1f", 1)[1]))  # a history key: "subject\x1fobligation"
     run = state.trunk_runs.get(hk, {})
     if row[1] != "fail" or row[0] < state.defn_since.get(iid or "", 0):
         state.trunk_runs[hk] = {}

@@ -17,8 +17,7 @@ from owed.folds.refresh import set_trunk_keys
 from owed.folds.retries import fold_retry
 from owed.folds.history import remember
 from owed.folds.slots import parent_or_owner, refuse
-from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, is_owner, obs_verdict
-from owed.keys import split
+from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, ObligationId, inv_obligation, is_owner, obligation_kind, obs_verdict, split_obligation
 from owed.pooling import repeat_of, tally, votes
 from owed.state import Block, DeferRec, ObsAgg, ObsRec, ReviewRec, RuleRec, State, WaiverRec, item_id
 from owed.waits import open_waits, overlap_only, waits_of
@@ -77,8 +76,8 @@ def _pooled_pass(state: State, e: E.Obs, agg: ObsAgg | None) -> None:
             b.cleared, b.cleared_how = e.seq, f"pooled pass: {tally(agg)}"
 
 
-def _check_of(plan, node_id: str, obligation: str):
-    kind, cid = split(obligation)
+def _check_of(plan, node_id: str, obligation: ObligationId):
+    kind, cid = split_obligation(obligation)
     node = plan.node(node_id)
     if node is None or kind not in ("check", "red", "strength"):
         return None
@@ -96,7 +95,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
         fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
-    kind, rest = split(e.obligation)
+    kind, rest = split_obligation(e.obligation)
     if (e.waits_on or e.grant_refused) and (e.subject == "trunk" or e.merging is not None or e.probe is not None
                                             or e.attribution):
         what = "waits_on" if e.waits_on else "grant_refused"
@@ -134,7 +133,7 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         if agg.verdict == "pass":
             return  # the key's runs pool to a pass (repeat): no execution block
     check = _check_of(plan, e.subject, e.obligation)
-    if split(e.obligation)[0] == "check" and Q.excused(o, check, plan, state, e.subject):
+    if obligation_kind(e.obligation) == "check" and Q.excused(o, check, plan, state, e.subject):
         return  # every failing name quarantined (owed/quarantine.py): W, no execution block
     if e.verdict == "fail" and not e.waits_on:  # an overlap wait is nobody's repair: no block
         defn = check_defn(check, plan) if check is not None else (
@@ -225,7 +224,7 @@ def keep_blocks(state: State, old, new, seq: int) -> None:
                 continue
             if superseded(b, new) is None:
                 continue
-            kind, _ = split(b.obligation)
+            kind = obligation_kind(b.obligation)
             node = new.node(b.node)
             check = _check_of(new, b.node, b.obligation)
             if kind == "writes" and node is not None:
@@ -245,7 +244,7 @@ def fold_review(state: State, e: E.Review, plan) -> None:
         raise refuse(e, f"{e.node} has no open candidate for attempt {e.attempt}")
     if recused(rec, e.by):
         raise refuse(e, f"{e.by} wrote {e.node}: a writer never reviews its own node")
-    kind, _ = split(e.obligation)
+    kind = obligation_kind(e.obligation)
     if kind not in ("review", "closure-review", "approve"):
         raise refuse(e, f"cannot review obligation {e.obligation!r}")
     if slot.cand.keys.get(e.obligation) != e.key:
@@ -279,7 +278,7 @@ def fold_review(state: State, e: E.Review, plan) -> None:
 def fold_waive(state: State, e: E.Waive, plan) -> None:
     if not is_owner(e.by):
         raise refuse(e, "waivers are owner acts")
-    kind, _ = split(e.obligation)
+    kind = obligation_kind(e.obligation)
     if kind == "inv":
         raise refuse(e, "invariants cannot be waived (defer them for one merge instead)")
     if not e.reason.strip():
@@ -408,7 +407,7 @@ def merge_problems(state: State, plan, e: E.Merge, base: tuple[str, dict] | None
         if isinstance(listed, str):
             out.append(f"inv:{inv.id} {listed}")
             continue
-        old = state.agg("trunk", f"inv:{inv.id}", trunk_keys.get(inv.id, ""))
+        old = state.agg("trunk", inv_obligation(inv.id), trunk_keys.get(inv.id, ""))
         known = known_red(agg, old, inv.min_tests, KR.others(state, inv, e.node))
         if known is True:
             continue  # only tests that already failed on trunk fail: the debt is trunk's, not this node's

@@ -22,6 +22,7 @@ from owed.state import State
 
 if TYPE_CHECKING:
     from owed import entries as E
+    from owed.ids import ObligationId
 
 
 def _cand(state: State, node: str) -> int | None:
@@ -55,11 +56,11 @@ def note_merge_obs(state: State, e: E.Obs) -> None:
         rec.trunk_red.pop(e.obligation, None)
 
 
-def _waived(rec, obligation: str, key: str) -> bool:
+def _waived(rec, obligation: ObligationId, key: str) -> bool:
     return any(w.obligation == obligation and w.key == key for w in rec.waivers)
 
 
-def current_red(state: State, node: str) -> dict[str, list]:
+def current_red(state: State, node: str) -> dict[ObligationId, list]:
     """The trunk-red marks of the node's current candidate on the current trunk (not waived on that key)."""
     rec, cand = state.nodes.get(node), _cand(state, node)
     if rec is None or cand is None:
@@ -68,7 +69,7 @@ def current_red(state: State, node: str) -> dict[str, list]:
             if r[2] == state.trunk_commit and r[3] == cand and not _waived(rec, o, r[5])}
 
 
-def waits_for_trunk(state: State, node: str) -> dict[str, list]:
+def waits_for_trunk(state: State, node: str) -> dict[ObligationId, list]:
     """Non-empty when every merge-tree failure of the current candidate on the current trunk (a waived merge
     key aside) is trunk-red."""
     red = current_red(state, node)
@@ -80,7 +81,7 @@ def waits_for_trunk(state: State, node: str) -> dict[str, list]:
     return red if fails <= set(red) else {}
 
 
-def merge_key_risk(state: State, node: str, obligation: str, accept_risk: tuple[int, ...]) -> list | None:
+def merge_key_risk(state: State, node: str, obligation: ObligationId, accept_risk: tuple[int, ...]) -> list | None:
     """The trunk-red merge failure a waiver's `--accept-risk <merge-tree obs seq>` cites (current candidate,
     current trunk), or None when it cites something else (active blocks)."""
     rec, cand = state.nodes.get(node), _cand(state, node)

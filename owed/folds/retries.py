@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from owed import entries as E
 from owed.folds.slots import refuse
-from owed.keys import split
+from owed.ids import split_obligation
 from owed.state import State, item_id
 
 
 def fold_retry(state: State, e: E.Obs, plan) -> None:
-    kind, inv_id = split(e.obligation)
+    kind, inv_id = split_obligation(e.obligation)
     if e.subject != "trunk" or kind != "inv":
         raise refuse(e, "only invariant observations carry remeasure_match / auto_remeasure")
     iid = item_id(e.subject, e.obligation, e.key)

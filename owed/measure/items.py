@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from owed import keys as K
+from owed.ids import ObligationId, obligation
 
 
 @lru_cache(maxsize=512)
@@ -37,15 +38,15 @@ def touches_closure(plan, paths) -> bool:
     return bool(plan.closure) and any(m(p) for p in paths)
 
 
-def node_check_keys(repo, plan, node, base: str, commit: str) -> dict[str, str]:
+def node_check_keys(repo, plan, node, base: str, commit: str) -> dict[ObligationId, str]:
     closure = closure_digest(repo, base, plan)
-    out = {}
+    out: dict[ObligationId, str] = {}
     for c in node.checks:
-        out[f"check:{c.id}"] = K.check_key(c, plan, closure=closure, reads=repo.reads_digest(commit, matcher(tuple(c.reads))))
+        out[obligation("check", c.id)] = K.check_key(c, plan, closure=closure, reads=repo.reads_digest(commit, matcher(tuple(c.reads))))
     return out
 
 
-def candidate_keys(repo, plan, node, base: str, commit: str, attempt: int) -> dict[str, str]:
+def candidate_keys(repo, plan, node, base: str, commit: str, attempt: int) -> dict[ObligationId, str]:
     patch = repo.patch_sha(base, commit)
     out = node_check_keys(repo, plan, node, base, commit)
     red = [c for c in node.checks if c.red]
@@ -53,24 +54,24 @@ def candidate_keys(repo, plan, node, base: str, commit: str, attempt: int) -> di
         closure = closure_digest(repo, base, plan)
         base_tree = repo.tree_of(base)
         for c in red:
-            out[f"red:{c.id}"] = K.red_key(c, plan, closure=closure, base_tree=base_tree,
+            out[obligation("red", c.id)] = K.red_key(c, plan, closure=closure, base_tree=base_tree,
                                            tests=repo.reads_digest(commit, matcher(tuple(c.tests))))
     for c in node.checks:
         if c.mutants:
             closure = closure_digest(repo, base, plan)
-            out[f"strength:{c.id}"] = K.strength_key(
+            out[obligation("strength", c.id)] = K.strength_key(
                 c, plan, closure=closure, mutants=repo.reads_digest(base, mutant_matcher(plan, c)),
                 reads=repo.reads_digest(commit, matcher(tuple(c.reads))))
-    out["writes"] = K.writes_key(base=base, cand=commit, writes=node.writes)
+    out[obligation("writes")] = K.writes_key(base=base, cand=commit, writes=node.writes)
     if touches_closure(plan, repo.changed_paths(base, commit)):
-        out["closure-review"] = K.closure_review_key(patch)
+        out[obligation("closure-review")] = K.closure_review_key(patch)
     if node.review.count > 0:
-        out["review"] = K.review_key(patch)
-    out["rulings"] = K.rulings_key(attempt)
+        out[obligation("review")] = K.review_key(patch)
+    out[obligation("rulings")] = K.rulings_key(attempt)
     if node.approve:
-        out["approve"] = K.approve_key(patch)
+        out[obligation("approve")] = K.approve_key(patch)
     for ev in node.evidence:
-        out[f"evidence:{ev.id}"] = K.evidence_key(ev.id, ev.what, patch)
+        out[obligation("evidence", ev.id)] = K.evidence_key(ev.id, ev.what, patch)
     return out
 
 

@@ -15,13 +15,13 @@ Neither `parallel` nor `trees` is part of any key.
 from __future__ import annotations
 
 from owed.errors import Interrupted
-from owed.keys import split
+from owed.ids import split_obligation
 
 
 def tree_name(job) -> str | None:
     if job.red or job.strength or job.attribution:
         return None
-    kind, cid = split(job.obligation)
+    kind, cid = split_obligation(job.obligation)
     if kind == "inv" and cid:
         return f"inv-{cid}"
     if kind == "check" and cid:

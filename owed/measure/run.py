@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Interrupted
-from owed.ids import ObsVerdict
+from owed.ids import ObligationId, ObsVerdict
 from owed.measure import reuse, watch
 
 SETUP_TIMEOUT_S = 600
@@ -34,7 +34,7 @@ SETUP_TIMEOUT_S = 600
 @dataclass(frozen=True)
 class Job:
     subject: str  # node id or "trunk"
-    obligation: str
+    obligation: ObligationId
     key: str
     commit: str
     base: str | None

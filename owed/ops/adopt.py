@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Busy, Refused, Stale, UsageError
-from owed.ids import claims
+from owed.ids import claims, inv_obligation
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -120,7 +120,7 @@ def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, u
             agg = ctx.state.agg("trunk", f"inv:{inv.id}", key)
             if key == ctx.state.trunk_keys.get(inv.id) or (agg is not None and (agg.passes or agg.fails)):
                 continue
-            jobs.append(Job("trunk", f"inv:{inv.id}", key, ref, None, inv))
+            jobs.append(Job("trunk", inv_obligation(inv.id), key, ref, None, inv))
         from owed.measure.parallel import measure_all
 
         measured = measure_all(repo, plan, jobs)  # exec.parallel

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from owed import entries as E
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Busy, Refused, Stale, UnknownNode
 from owed.interrupts import measuring
-from owed.keys import split
+from owed.ids import ObligationId, inv_obligation, obligation_id, obligation_kind, split_obligation
 from owed.ledger.lock import HOST, DirLock, read_owner
 from owed.measure.run import Job, Measured, measure, measure_writes
 from owed.ops.context import Context
@@ -67,15 +67,15 @@ def acquire_node_lock(ledger, node_id: str) -> DirLock:
                f"owed why {node_id}")
 
 
-def _check(node, obligation: str):
-    kind, cid = split(obligation)
+def _check(node, obligation: ObligationId):
+    kind, cid = split_obligation(obligation)
     return next((c for c in node.checks if c.id == cid), None)
 
 
 def genesis_jobs(ctx: Context) -> list[Job]:
     st = ctx.state
     missing = set(st.genesis_missing())
-    return [Job("trunk", f"inv:{inv.id}", st.genesis_keys[inv.id], st.genesis_commit, None, inv)
+    return [Job("trunk", inv_obligation(inv.id), st.genesis_keys[inv.id], st.genesis_commit, None, inv)
             for inv in ctx.plan.invariants if inv.id in missing]
 
 
@@ -99,7 +99,7 @@ def attribution_jobs(ctx: Context, node, cand) -> list[Job]:
         if b.kind != "exec" or b.flaky is not None or (cand.keys.get(b.obligation) == b.key
                                                        and not remeasure_due(ctx.state, ctx.plan, b)):
             continue
-        kind, _ = split(b.obligation)
+        kind = obligation_kind(b.obligation)
         spec = _check(node, b.obligation) if kind in ("check", "red", "strength") else None
         if kind in ("check", "red", "strength") and spec is None:
             continue
@@ -112,7 +112,7 @@ def item_jobs(ctx: Context, node, slot, rerun: bool) -> tuple[list[Job], list[st
     jobs, reused = [], []
     cand = slot.cand
     for obligation, key in cand.keys.items():
-        kind, _ = split(obligation)
+        kind = obligation_kind(obligation)
         if kind not in ("check", "red", "strength", "writes"):
             continue
         agg = ctx.state.agg(node.id, obligation, key)
@@ -159,7 +159,7 @@ def _current(state, plan, job: Job) -> bool:
     from owed.acceptance import active_blocks
 
     if job.subject == "trunk":
-        _, inv_id = split(job.obligation)
+        inv_id = obligation_id(job.obligation)
         return job.key in (state.genesis_keys.get(inv_id), state.trunk_keys.get(inv_id))
     if job.attribution:
         return any(b.kind == "exec" and b.obligation == job.obligation and b.key == job.key and b.commit == job.commit
@@ -236,12 +236,12 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
         measured: list[Measured] = []
         with measuring():
             for job in jobs:
-                if split(job.obligation)[0] == "writes" and job.attribution:
+                if obligation_kind(job.obligation) == "writes" and job.attribution:
                     # An old writes failure reruns on its own commit with the grants recorded for that commit
                     # only, and grants nothing (a grant names the open candidate): does it fail again?
                     old = tuple(p for g in ctx.state.open_slot(node_id).grants if g[2] == job.commit for p in g[3])
                     measured.append(measure_writes(ctx.repo, node, job, granted=old))
-                elif split(job.obligation)[0] == "writes":
+                elif obligation_kind(job.obligation) == "writes":
                     from owed.folds.grants import grantable
 
                     st, pl = ctx.state, ctx.plan

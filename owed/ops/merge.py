@@ -19,7 +19,7 @@ from typing import Any
 
 from owed import entries as E
 from owed.globs import unguarded_globs
-from owed.ids import merge_subject
+from owed.ids import WRITES, inv_obligation, merge_subject
 from owed.errors import Conflict, GuardFailed, NotAccepted, Refused, Stale, TrunkMoved, TrunkRed, UnknownNode
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
@@ -121,7 +121,7 @@ def _merge_jobs(st, plan, node, m: str, pre: str, checks: dict, invs: dict) -> t
             continue
         # An invariant is keyed by the merge tree's own closure (closureDigest(M)): measure it
         # with that closure, not the trunk's (base None: nothing pinned).
-        jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=node.id))
+        jobs.append(Job("trunk", inv_obligation(inv.id), key, m, None, inv, merging=node.id))
     return jobs, reused
 
 
@@ -261,10 +261,10 @@ def merge(cwd: str, node_id: str) -> MergeResult:
 
             measured = mark(plan, measure_all(repo, plan, jobs))  # exec.parallel; ops/retries.py: remeasure_on
             probes = _probes(ctx, node, pre, measured)
-            writes = measure_writes(repo, node, Job(node_id, "writes", "", m, pre, None, merging=node_id),
+            writes = measure_writes(repo, node, Job(node_id, WRITES, "", m, pre, None, merging=node_id),
                                     granted=slot.granted)  # effective writes: scopes + this attempt's grants
         written = record_all(ctx, measured + [p for p, _, _ in probes if p is not None]) if measured else []
-        written += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in invs.items()})
+        written += retry_pending(ctx, {item_id("trunk", inv_obligation(i), k) for i, k in invs.items()})
         if writes.verdict != "pass":
             from owed.folds.grants import refusals, writes_hint
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from owed import entries as E
 from owed.errors import Conflict, GuardFailed, Refused, Stale, TrunkMoved, UnknownNode, UsageError
 from owed.folds.batch import MAX_MEMBERS
+from owed.ids import WRITES, inv_obligation
 from owed.interrupts import committing, measuring
 from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
@@ -111,7 +112,7 @@ def _writes_out(ctx: Context, links: list[Link]) -> list[list[str]]:
     changed = ctx.repo.changed_paths_many([(link.prev, link.commit) for link in links])  # one git call
     for link, paths in zip(links, changed):
         node, slot = ctx.plan.node(link.node), ctx.state.open_slot(link.node)
-        w = measure_writes(ctx.repo, node, Job(link.node, "writes", "", link.commit, link.prev, None,
+        w = measure_writes(ctx.repo, node, Job(link.node, WRITES, "", link.commit, link.prev, None,
                                                 merging=link.node), granted=slot.granted, paths=paths)
         if w.verdict != "pass":
             out.append([link.node, f"writes fails on the batch tree: {w.note}"])
@@ -158,7 +159,7 @@ def _jobs(ctx: Context, links: list[Link], pre: str, ref: E.BatchRef):
         if key == st.trunk_keys.get(inv.id) or (agg is not None and agg.verdict == "pass"):
             reused.append(f"inv:{inv.id}")
             continue
-        jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=links[0].node, batch=ref))
+        jobs.append(Job("trunk", inv_obligation(inv.id), key, m, None, inv, merging=links[0].node, batch=ref))
     return jobs, reused, checks, invs
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from owed import entries as E
 from owed.acceptance import active_blocks, items
 from owed.errors import Refused, UsageError
-from owed.keys import split
+from owed.ids import ObligationId, as_obligation, split_obligation
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, known_node,
                            open_candidate, read_candidate, short, shown_if_confirmed, who)
@@ -36,7 +36,7 @@ def parse_seqs(text: str | None) -> tuple[int, ...]:
     return tuple(dict.fromkeys(int(p) for p in parts))
 
 
-def _merge_key(state, node_id: str, obligation: str, accept_risk: tuple[int, ...]) -> str | None:
+def _merge_key(state, node_id: str, obligation: ObligationId, accept_risk: tuple[int, ...]) -> str | None:
     """The merge key of the trunk-red merge-tree failure `--accept-risk` cites (folds/merge_red.py), if it does."""
     from owed.folds.merge_red import merge_key_risk
 
@@ -49,7 +49,7 @@ def _merge_key_note(state, e) -> str:
             f"{state.trunk_commit[:12]}); next: owed merge {e.node}")
 
 
-def _waiver_key(state, plan, node_id: str, obligation: str, accept_risk: tuple[int, ...], cand) -> str:
+def _waiver_key(state, plan, node_id: str, obligation: ObligationId, accept_risk: tuple[int, ...], cand) -> str:
     """The key a waiver is recorded on, or the refusal: a trunk-red merge-tree failure's merge key, the
     candidate's key, or (an obligation no longer owed) the key of the blocks it accepts."""
     key = _merge_key(state, node_id, obligation, accept_risk)
@@ -80,7 +80,8 @@ def _waiver_key(state, plan, node_id: str, obligation: str, accept_risk: tuple[i
 def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: tuple[int, ...] = (),
           candidate: str | None = None, as_: str | None = None, i_am_owner: bool = False) -> Done:
     given = candidate_arg(candidate)
-    kind, rest = split(obligation)
+    ob = as_obligation(obligation)  # the command's argument; the fold refuses one the candidate does not owe
+    kind, rest = split_obligation(ob)
     if kind == "inv":
         raise Refused(f"invariants cannot be waived: defer {obligation} for one merge instead: "
                       f"owed defer {node_id} {rest} --reason \"...\"")
@@ -97,8 +98,8 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
         check_shown(state, node_id, shown)
         _, cand = open_candidate(state, node_id)
         check_read(state, node_id, read)
-        key = _waiver_key(state, ctx.ledger.plan(state.plan.sha), node_id, obligation, accept_risk, cand)
-        return [E.Waive(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, obligation=obligation, key=key,
+        key = _waiver_key(state, ctx.ledger.plan(state.plan.sha), node_id, ob, accept_risk, cand)
+        return [E.Waive(seq=-1, ts="", prev="", by=by, channel=channel, node=node_id, obligation=ob, key=key,
                         reason=reason, accept_risk=accept_risk)]
 
     state, written = ctx.ledger.append(make)
@@ -109,7 +110,7 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
     risk = f"; accepts the risk of {', '.join(f'#{s}' for s in accept_risk)}" if accept_risk else ""
     lines = [f"Recorded waiver #{e.seq} of {node_id} {obligation} by {who(by, channel)} on candidate #{cand.seq} "
              f"{short(cand.commit)}{risk}; reason: {reason}"]
-    if e.key != cand.keys.get(obligation):
+    if e.key != cand.keys.get(ob):
         lines.append(_merge_key_note(state, e))
     elif item is not None:
         lines.append(f"{node_id} {obligation} is now {item.mark} ({item.status})")

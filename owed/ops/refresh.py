@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED
+from owed.ids import inv_obligation
 from owed.ops.context import Context
 
 
@@ -95,10 +96,10 @@ def trunk_jobs(ctx: Context, again: str | None = None) -> list:
         key = st.trunk_keys.get(inv.id)
         if key is None:
             continue
-        agg = st.agg("trunk", f"inv:{inv.id}", key)
+        agg = st.agg("trunk", inv_obligation(inv.id), key)
         if (agg is None or not (agg.passes or agg.fails) or again == "all"
                 or (again == "failed" and agg.verdict != "pass")):
-            out.append(Job("trunk", f"inv:{inv.id}", key, st.trunk_commit, None, inv))
+            out.append(Job("trunk", inv_obligation(inv.id), key, st.trunk_commit, None, inv))
     return out
 
 
@@ -123,7 +124,7 @@ def refresh_trunk(ctx: Context, res: RefreshResult | None = None, again: str | N
         measured = mark(ctx.plan, [measure(ctx.repo, ctx.plan, j) for j in jobs])
         res.observations, res.superseded = record(ctx, measured)
         ctx.reload()
-    res.observations += retry_pending(ctx, {item_id("trunk", f"inv:{i}", k) for i, k in ctx.state.trunk_keys.items()})
+    res.observations += retry_pending(ctx, {item_id("trunk", inv_obligation(i), k) for i, k in ctx.state.trunk_keys.items()})
     res.missing = [j.obligation for j in trunk_jobs(ctx)]
     return res
 

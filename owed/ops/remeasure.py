@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed.errors import EXIT_OK, EXIT_OPEN, EXIT_REFUSED, Refused, UnknownNode
+from owed.ids import inv_obligation, obligation
 from owed.ops.context import Context
 
 
@@ -43,15 +44,16 @@ def _targets(ctx: Context, node, m: str, pre: str, everything: bool) -> list:
 
     st, jobs = ctx.state, []
     for c in node.checks:
-        ob, key = f"check:{c.id}", node_check_keys(ctx.repo, ctx.plan, node, pre, m)[f"check:{c.id}"]
+        ob = obligation("check", c.id)
+        key = node_check_keys(ctx.repo, ctx.plan, node, pre, m)[ob]
         agg = st.agg(node.id, ob, key)
         if everything or (agg is not None and agg.verdict != "pass"):
             jobs.append(Job(node.id, ob, key, m, pre, c, merging=node.id))
     for inv in ctx.plan.invariants:
         key = invariant_keys(ctx.repo, ctx.plan, m)[inv.id]
-        agg = st.agg("trunk", f"inv:{inv.id}", key)
+        agg = st.agg("trunk", inv_obligation(inv.id), key)
         if key != st.trunk_keys.get(inv.id) and (everything or (agg is not None and agg.verdict != "pass")):
-            jobs.append(Job("trunk", f"inv:{inv.id}", key, m, None, inv, merging=node.id))
+            jobs.append(Job("trunk", inv_obligation(inv.id), key, m, None, inv, merging=node.id))
     return jobs
 
 

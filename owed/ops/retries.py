@@ -24,7 +24,7 @@ def mark(plan, measured: list) -> list:
 
 def retry_pending(ctx, items: set[str] | None = None) -> list:
     from owed.interrupts import measuring
-    from owed.keys import split
+    from owed.ids import obligation_kind
     from owed.measure.run import Job, measure
     from owed.ops.attest import record_all
 
@@ -35,7 +35,7 @@ def retry_pending(ctx, items: set[str] | None = None) -> list:
             continue
         subject, obligation, key = iid.split("\x1f")
         inv = next((i for i in ctx.plan.invariants if f"inv:{i.id}" == obligation), None)
-        if inv is not None and split(obligation)[0] == "inv":
+        if inv is not None and obligation_kind(obligation) == "inv":
             jobs.append((seq, Job(subject, obligation, key, commit, None, inv, merging=merging)))
     if not jobs:
         return []

@@ -27,7 +27,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import active_blocks, items, recused
 from owed.errors import Refused, UsageError
-from owed.ids import ReviewVerdict, is_writer
+from owed.ids import RULINGS, ReviewVerdict, is_writer
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, owner_claimed,
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
@@ -74,7 +74,7 @@ def _block_of(state, node_id: str, seq: int):
 
 def _rulings_warning(state, plan, node_id: str, e: E.Review, cand12: str) -> str | None:
     its = {i.obligation: i for i in items(state, plan, node_id)}
-    r = its.get("rulings")
+    r = its.get(RULINGS)
     if r is None or r.mark != "D":
         return None
     slot = state.open_slot(node_id)

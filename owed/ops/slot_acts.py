@@ -26,7 +26,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.acceptance import items
 from owed.errors import Refused, UsageError
-from owed.ids import claims
+from owed.ids import RULINGS, claims
 from owed.ops.acts import Done, known_node, owner_claimed, parent_or_owner, short, who
 from owed.ops.context import Context
 
@@ -71,7 +71,7 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
         if slot is None or slot.cand is None:
             continue
         its = {i.obligation: i for i in items(state, plan, n)}
-        if "rulings" in its and its["rulings"].mark == "D":
+        if RULINGS in its and its[RULINGS].mark == "D":
             owing.append(n)
             c12 = short(slot.cand.commit)
             if "review" in slot.cand.keys or "closure-review" in slot.cand.keys:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Refused, UsageError
+from owed.ids import SWEEP
 from owed.measure.bisect import Finding, Point, budget, search
 from owed.ops.context import Context
 
@@ -123,7 +124,7 @@ def sweep(cwd: str, *, commit: str | None = None, lease: bool = True, auto: bool
     measured = []
 
     def run(c: str) -> str:
-        m = measure(ctx.repo, plan, Job("trunk", "sweep", key, c, None, spec))
+        m = measure(ctx.repo, plan, Job("trunk", SWEEP, key, c, None, spec))
         measured.append(m)
         return m.verdict
 

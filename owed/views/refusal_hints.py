@@ -31,7 +31,7 @@ observation)]` (an observation has seq, commit, failed), `changed` the candidate
 from __future__ import annotations
 
 from owed.folds.history import recent, same_run, trunk_fact
-from owed.ids import invariant_of, merge_subject
+from owed.ids import ObligationId, invariant_of, merge_subject
 
 
 def _diff(changed: list[str] | None) -> str:
@@ -72,7 +72,7 @@ def _latest_verdict(agg):
     return f if p is None or (f is not None and f.seq > p.seq) else p
 
 
-def _trunk_red_since(state, ob: str, name: str, sig: str | None) -> str | None:
+def _trunk_red_since(state, ob: ObligationId, name: str, sig: str | None) -> str | None:
     """`<name>: trunk red since #S (after merge #M <who>|after adopt #A)` when the latest pass/fail on the current
     trunk key is a failure of the name with a matching signature; S begins the uninterrupted same-signature run
     of trunk facts under the invariant's current definition (broken by a pass, the name missing or a changed
@@ -119,7 +119,7 @@ def _flaky(agg, name: str, sig: str | None) -> bool:
             and name in agg.last_fail.failed and same_run(sig, agg.last_fail.signatures.get(name) or None))
 
 
-def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
+def _own_earlier(state, node_id: str, ob: ObligationId, key: str, name: str, sig: str | None) -> str | None:
     """Between the node's own trees (no independent evidence, so no intermittency or trunk claim): did its
     latest earlier merge tree (another key: an earlier candidate or trunk) fail this test with the same error
     — the repair did not reach it — or with another one? Only when both failures are signed."""
@@ -134,13 +134,13 @@ def _own_earlier(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     return None
 
 
-def _trunk_agg(state, ob: str):
+def _trunk_agg(state, ob: ObligationId):
     iid = invariant_of(ob)
     key = state.trunk_keys.get(iid) if iid is not None else None
     return state.agg("trunk", ob, key) if key else None
 
 
-def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | None) -> str | None:
+def _older_trees(state, node_id: str, ob: ObligationId, key: str, name: str, sig: str | None) -> str | None:
     """`<name>: same test failed on older trees (#a, #b, #c)` (newest first, at most three), `(different error)`
     when every such failure has another signature. The node's own trees are no independent evidence: its
     candidates and merge trees are left out (for a check only trunk probes count)."""
@@ -160,7 +160,7 @@ def _older_trees(state, node_id: str, ob: str, key: str, name: str, sig: str | N
     return None
 
 
-def _trunk_pass(state, ob: str, iid: str) -> str | None:
+def _trunk_pass(state, ob: ObligationId, iid: str) -> str | None:
     """The delta's left side: `pass on trunk <trunk12> (#seq)` for a pass on the current trunk key measured on the
     current trunk commit (the one the merge tree is based on), else for its last pass on an older commit (a trunk
     key is content-keyed: it survives merges that do not touch its reads) `last passed on trunk <c12> (#seq),
