@@ -368,6 +368,15 @@ class State(msgspec.Struct, kw_only=True):
             return rec.slot
         return None
 
+    def plan_ref(self) -> PlanRef:
+        """The current plan's record. Every ledger has one from its genesis on (the reducer takes no other
+        first entry), so its absence in a loaded ledger is damage, not a refusal."""
+        if self.plan is None:
+            from owed.errors import IntegrityError
+
+            raise IntegrityError("the ledger records no plan (its first entry is no genesis)")
+        return self.plan
+
     def agg(self, subject: str, obligation: ObligationId, key: str) -> ObsAgg | None:
         return self.obs.get(item_id(subject, obligation, key))
 

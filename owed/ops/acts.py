@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 from owed import principals as P
-from owed.errors import Refused, UnknownNode, UsageError
+from owed.errors import Internal, Refused, UnknownNode, UsageError
 from owed.ids import claims
 from owed.ops import authority
 from owed.result import Result
@@ -126,6 +126,24 @@ def open_candidate(state, node_id: str):
         raise Refused(f"{node_id} has no open candidate: its writer has not submitted (next: owed submit {node_id} "
                       f"in {slot.worktree})")
     return slot, slot.cand
+
+
+def recorded_slot(state, node_id: str):
+    """The open slot an entry was just recorded on: its make() checked it under the lock and the entry keeps it
+    open, so a missing one in the state `append` returned is an internal error (exit 3) — never a refusal
+    after something was recorded."""
+    slot = state.open_slot(node_id)
+    if slot is None:
+        raise Internal(f"{node_id} has no open slot in the state its entry was just recorded in")
+    return slot
+
+
+def recorded_candidate(state, node_id: str):
+    """The open candidate an entry was just recorded on (see recorded_slot)."""
+    cand = recorded_slot(state, node_id).cand
+    if cand is None:
+        raise Internal(f"{node_id} has no open candidate in the state its entry was just recorded in")
+    return cand
 
 
 def candidate_summary(state, node_id: str, head: str) -> str:

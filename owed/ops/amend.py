@@ -91,21 +91,22 @@ def amend(cwd: str, node_id: str, *, writes: str, note: str, plan_file: str | No
     from owed.ops.planning import authorize, shell_lint
 
     rel, path, text, fmt = _read(ctx, plan_file)  # the same lookup as owed edit: --plan relative to the cwd
-    if plan_sha(parse_plan(text, source=str(rel), fmt=fmt)) != st.plan.sha:
+    if plan_sha(parse_plan(text, source=str(rel), fmt=fmt)) != st.plan_ref().sha:
         raise Refused(f"{rel} has unrecorded edits: record them with owed plan {rel} first")
     new_text = _edit(text, node_id, paths)
     new = parse_plan(new_text, source=str(rel))
     shell_lint(str(rel), new, ctx.plan)  # an amend changes no command: this only guards the edit itself
-    if tuple(new.node(node_id).writes) != tuple(dict.fromkeys([*node.writes, *paths])):
+    edited = new.node(node_id)
+    if edited is None or tuple(edited.writes) != tuple(dict.fromkeys([*node.writes, *paths])):
         raise Refused("the edited plan does not parse to the intended writes; nothing changed")
     sha = plan_sha(new)
-    if sha == st.plan.sha:
+    if sha == st.plan_ref().sha:
         raise Refused(f"{node_id} already writes {', '.join(paths)}; nothing recorded")
     # The same authority as owed edit / owed plan: a parent when the prior plan's allow rules cover the
     # widening, otherwise the owner (delegated) with the note.
     by, channel, found = authorize(ctx.plan, new, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ctx.ledger.put_blob(plan_blob(new))
-    prior = st.plan.sha
+    prior = st.plan_ref().sha
     from owed.ops.planning import _carries
 
     carries, _ = _carries(ctx.repo, st, ctx.plan, new)

@@ -239,7 +239,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
                 if obligation_kind(job.obligation) == "writes" and job.attribution:
                     # An old writes failure reruns on its own commit with the grants recorded for that commit
                     # only, and grants nothing (a grant names the open candidate): does it fail again?
-                    old = tuple(p for g in ctx.state.open_slot(node_id).grants if g[2] == job.commit for p in g[3])
+                    old = tuple(p for g in slot.grants if g[2] == job.commit for p in g[3])
                     measured.append(measure_writes(ctx.repo, node, job, granted=old))
                 elif obligation_kind(job.obligation) == "writes":
                     from owed.folds.grants import grantable
@@ -247,7 +247,7 @@ def attest(cwd: str, node_id: str, *, rerun: bool = False) -> AttestResult:
                     st, pl = ctx.state, ctx.plan
                     # Grants only where the plan has allow writes at all (a plan without them keeps its notes).
                     grants = (lambda bad: grantable(st, pl, node_id, bad)) if any(r.writes for r in pl.allow) else None
-                    measured.append(measure_writes(ctx.repo, node, job, granted=st.open_slot(node_id).granted,
+                    measured.append(measure_writes(ctx.repo, node, job, granted=slot.granted,
                                                    grantable=grants))
                 else:
                     measured.append(measure(ctx.repo, ctx.plan, job))

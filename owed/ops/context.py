@@ -93,7 +93,8 @@ class Context:
         return f"Context(cwd={self.cwd!r}, repo={self.repo!r}, seq={self.state.seq})"
 
     @classmethod
-    def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
+    def load(cls, cwd: str | None = None) -> Context:
+        """The context of an initialized ledger (UsageError without one): its state always has a plan."""
         from owed.errors import UsageError
         from owed.gitops.proc import GitError
 
@@ -103,8 +104,7 @@ class Context:
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
         ledger = _ledger(repo.ledger_dir_str())
-        if need_ledger:
-            ledger.require()
+        ledger.require()  # (no caller loads a context without a ledger: its plan would be None)
         from owed.measure.leftovers import prune
 
         prune(repo)  # measurement trees of a killed owed
@@ -121,10 +121,10 @@ class Context:
 
     def reload(self) -> Context:
         self.state = self.ledger.state()
-        self.plan = self.ledger.plan(self.state.plan.sha)
+        self.plan = self.ledger.plan(self.state.plan_ref().sha)
         return self
 
 
-def _state_and_plan(ledger: Ledger) -> tuple[State, Plan | None]:
+def _state_and_plan(ledger: Ledger) -> tuple[State, Plan]:
     state = ledger.state()
-    return state, ledger.plan(state.plan.sha) if state.plan else None
+    return state, ledger.plan(state.plan_ref().sha)

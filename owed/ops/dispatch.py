@@ -218,7 +218,7 @@ def _open(ctx: Context, node_id: str, by: str, ready) -> tuple[E.Dispatch, packe
         sha = ctx.ledger.put_blob(msgspec.json.encode(packet, order="sorted"))
         seen = max((r["seq"] for r in rulings), default=0)
 
-        prior = (base, ctx.state.plan.sha, attempt - 1)
+        prior = (base, ctx.state.plan_ref().sha, attempt - 1)
 
         def make(state):
             now = state.nodes.get(node_id)

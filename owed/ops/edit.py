@@ -28,7 +28,7 @@ from owed.plan.edits import Target, apply, parse_edits
 
 
 def _source(ctx: Context, plan_file: str | None) -> tuple[str, Path]:
-    rel = plan_file or ctx.state.plan.path
+    rel = plan_file or ctx.state.plan_ref().path
     if not rel:
         raise UsageError("the latest plan entry recorded no file: name it with --plan")
     if plan_file and not os.path.isabs(plan_file):
@@ -42,7 +42,7 @@ def stored_path(ctx: Context, plan_file: str | None, path: Path) -> str | None:
     """The `path` a plan entry records for the file read by `_read`: the recorded one when no --plan named
     it, else relative to the main worktree when inside it (absolute otherwise)."""
     if not plan_file:
-        return ctx.state.plan.path
+        return ctx.state.plan_ref().path
     main = str(ctx.repo.main_worktree)
     return os.path.relpath(path, main) if str(path).startswith(main + "/") else str(path)
 
@@ -118,6 +118,14 @@ def _intended(text: str, fmt: str, target: Target, edits, source: str):
     return parse_plan(json.dumps(doc), source=source, fmt="json")
 
 
+def _target(node: str | None, invariant: str | None, node_new: bool) -> Target:
+    if invariant is not None:
+        return Target("invariant", invariant)
+    if node is None:
+        raise UsageError("owed edit takes a node, or --invariant ID (not both)")
+    return Target("node", node, new=node_new)
+
+
 def _check_args(node, invariant, node_new, rule, writer, resume, after, expect, note) -> None:
     if (node is None) == (invariant is None):
         raise UsageError("owed edit takes a node, or --invariant ID (not both)")
@@ -144,15 +152,15 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
 
     _check_args(node, invariant, node_new, rule, writer, resume, after, expect, note)
     edits = parse_edits(sets, unsets)
-    target = Target("invariant", invariant) if invariant is not None else Target("node", node, new=node_new)
+    target = _target(node, invariant, node_new)
 
     ctx = Context.load(cwd)
     st = ctx.state
     rel, path, text, fmt = _read(ctx, plan_file)
-    if plan_sha(parse_plan(text, source=rel, fmt=fmt)) != st.plan.sha:
+    if plan_sha(parse_plan(text, source=rel, fmt=fmt)) != st.plan_ref().sha:
         raise Refused(f"{rel} has unrecorded edits: record them with owed plan {rel} first")
     new_text, new, sha = _edited(text, fmt, target, edits, rel)
-    if sha == st.plan.sha:
+    if sha == st.plan_ref().sha:
         raise Refused("the edit changes nothing in the plan; nothing recorded")
     if new.trunk != st.trunk:
         raise Refused(f"the trunk cannot change (ledger trunk is {st.trunk!r})")
@@ -167,7 +175,7 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
     ctx.ledger.put_blob(plan_blob(new))
     carries, not_carried = _carries(ctx.repo, st, old, new)
     stored = stored_path(ctx, plan_file, path)
-    prior = st.plan.sha
+    prior = st.plan_ref().sha
 
     def make(state):
         from owed.ops.slot_acts import resume_entry

@@ -64,7 +64,8 @@ def gc(cwd: str, *, dry_run: bool, as_: str | None) -> GcResult:
         for slot in _finished(st):
             base = {"node": slot.node, "attempt": slot.attempt}
             wt = slot.worktree if os.path.isdir(slot.worktree) else None
-            br = slot.branch if repo.branch_oid(slot.branch) is not None else None
+            oid = repo.branch_oid(slot.branch)  # the branch is deleted only while still here (a CAS on it)
+            br = slot.branch if oid is not None else None
             if wt is None and br is None:
                 continue
             listed = [w for w in repo.worktree_list() if os.path.realpath(w.path) != os.path.realpath(slot.worktree)]
@@ -93,8 +94,9 @@ def gc(cwd: str, *, dry_run: bool, as_: str | None) -> GcResult:
             if not dry_run:
                 if wt is not None:
                     repo.remove_worktree(wt, force=True)  # clean by our own check; ignored outputs may stay
-                if br is not None and not br_keep:
-                    repo.delete_ref_cas(f"refs/heads/{br}", repo.branch_oid(br))
+                if br is not None and oid is not None and not br_keep:
+                    # A branch that moved since it was looked at (a commit meanwhile) stays: reported kept.
+                    br_keep = not repo.delete_ref_cas(f"refs/heads/{br}", oid)
             res.removed.append({**base, "worktree": wt, "branch": None if br_keep else br, "pinned": pins})
         res.trees = _reuse_trees(repo, st, ctx.plan, dry_run)
         if not dry_run:

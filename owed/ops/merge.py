@@ -34,7 +34,7 @@ class MergeResult:
     attempt: int
     prior: str
     commit: str
-    entry: E.Merge | None = None
+    entry: E.Merge
     observations: list = field(default_factory=list)
     unguarded: list = field(default_factory=list)
     reused: list = field(default_factory=list)
@@ -83,7 +83,7 @@ def merge_tree_commit(ctx: Context, node_id: str, pre: str, commit: str, attempt
     """The merge tree of `commit` on trunk `pre` (a conflict refuses: rebase) and its merge commit [pre, commit]:
     what `owed merge` measures and moves trunk to, and what `attest --remeasure` measures again."""
     mt = ctx.repo.merge_tree(pre, commit)
-    if not mt.clean:
+    if mt.tree is None:  # not clean
         files = ", ".join(mt.conflicts[:10]) or "unknown files"
         raise Conflict(f"rebase needed: {node_id} conflicts with trunk {pre[:12]} ({files}); "
                        f"run owed rebase {node_id}, then the writer rebases and submits again")
@@ -215,7 +215,7 @@ def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Me
     a checked-out clean trunk worktree), and return the merge entry."""
     from owed.folds.judgments import merge_problems
 
-    repo, cand, plan_sha = ctx.repo, slot.cand, ctx.state.plan.sha
+    repo, cand, plan_sha = ctx.repo, slot.cand, ctx.state.plan_ref().sha
     wt = repo.worktree_with_branch(ctx.state.trunk)
 
     def make(state):

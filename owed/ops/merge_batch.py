@@ -68,6 +68,22 @@ def parse_members(text: str) -> list[str]:
     return names
 
 
+def _member(ctx: Context, n: str):
+    """A member's open slot and its candidate in the context's current state: Stale when either is gone (the
+    batch checks both under the merge lock; a reload after measuring may find one closed meanwhile)."""
+    slot = ctx.state.open_slot(n)
+    if slot is None or slot.cand is None:
+        raise Stale("Plan, candidate or trunk changed; retry")
+    return slot, slot.cand
+
+
+def _node(plan, n: str):
+    node = plan.node(n)
+    if node is None:  # _preflight refused unknown members; a plan reloaded since may have dropped one
+        raise Stale("Plan, candidate or trunk changed; retry")
+    return node
+
+
 def _preflight(ctx: Context, names: list[str]) -> None:
     from owed.batchplan import member_problem, overlap
     from owed.ops.merge import _preflight as single
@@ -91,15 +107,15 @@ def _chain(ctx: Context, names: list[str], pre: str, skip: set[str]) -> tuple[li
     for n in names:
         if n in skip:
             continue
-        slot = ctx.state.open_slot(n)
-        mt = repo.merge_tree(at, slot.cand.commit)
-        if not mt.clean:
+        slot, cand = _member(ctx, n)
+        mt = repo.merge_tree(at, cand.commit)
+        if mt.tree is None:  # not clean
             files = ", ".join(mt.conflicts[:10]) or "unknown files"
             dropped.append([n, f"conflicts with the batch tree ({files}): rebase or merge it alone"])
             continue
-        m = repo.commit_tree(mt.tree, [at, slot.cand.commit], f"owed merge {n} (attempt {slot.attempt}, batch "
+        m = repo.commit_tree(mt.tree, [at, cand.commit], f"owed merge {n} (attempt {slot.attempt}, batch "
                                                                f"{','.join(names)})\n")
-        links.append(Link(n, slot.attempt, slot.cand, at, m, mt.tree))
+        links.append(Link(n, slot.attempt, cand, at, m, mt.tree))
         at = m
     return links, dropped
 
@@ -111,7 +127,7 @@ def _writes_out(ctx: Context, links: list[Link]) -> list[list[str]]:
     out = []
     changed = ctx.repo.changed_paths_many([(link.prev, link.commit) for link in links])  # one git call
     for link, paths in zip(links, changed):
-        node, slot = ctx.plan.node(link.node), ctx.state.open_slot(link.node)
+        node, (slot, _) = _node(ctx.plan, link.node), _member(ctx, link.node)
         w = measure_writes(ctx.repo, node, Job(link.node, WRITES, "", link.commit, link.prev, None,
                                                 merging=link.node), granted=slot.granted, paths=paths)
         if w.verdict != "pass":
@@ -143,7 +159,7 @@ def _jobs(ctx: Context, links: list[Link], pre: str, ref: E.BatchRef):
     look = looker(st, ref.members, ref.base)
     jobs, reused, checks = [], [], {}
     for link in links:
-        node = plan.node(link.node)
+        node = _node(plan, link.node)
         checks[link.node] = keys = node_check_keys(repo, plan, node, pre, m)
         for obligation, key in keys.items():
             agg = look(link.node, obligation, key)
@@ -200,7 +216,7 @@ def _refusal(names: list[str], probs: list[str], written: list, base: str) -> Gu
 def _commit_step(ctx: Context, drafts: list[E.Merge], plan_sha: str):
     repo, pre, m = ctx.repo, drafts[0].prior, drafts[0].commit
     wt = repo.worktree_with_branch(ctx.state.trunk)
-    cands = {d.node: ctx.state.open_slot(d.node).cand for d in drafts}
+    cands = {d.node: _member(ctx, d.node)[1] for d in drafts}
 
     def make(state):
         if (state.trunk_commit != pre or state.plan.sha != plan_sha
@@ -228,8 +244,8 @@ def merge_batch(cwd: str, names: list[str]) -> BatchResult:
         problem = trunk_problem(ctx)
         if problem:
             raise TrunkMoved(problem)
-        if any(ctx.state.open_slot(n) is None or ctx.state.open_slot(n).cand is None for n in names):
-            raise Stale("Plan, candidate or trunk changed; retry")
+        for n in names:
+            _member(ctx, n)  # Stale unless every member still has its open candidate
         res = _locked(ctx, names, record_all)
     if res.alone is None:
         _unguarded(ctx, res)
@@ -262,7 +278,7 @@ def _locked(ctx: Context, names: list[str], record_all) -> BatchResult:
         raise _refusal(list(ref.members), probs, written, pre)
     with committing():  # the ref CAS and the member entries: all or none
         try:
-            _, entries = ctx.ledger.append(_commit_step(ctx, drafts, ctx.state.plan.sha))
+            _, entries = ctx.ledger.append(_commit_step(ctx, drafts, ctx.state.plan_ref().sha))
         except Refused:
             merge_intent.recover(ctx.ledger, ctx.repo)  # refused after the ref moved: move it back
             raise

@@ -22,7 +22,7 @@ from owed.errors import Refused, UsageError
 from owed.ids import ObligationId, as_obligation, split_obligation
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, known_node,
-                           open_candidate, read_candidate, short, shown_if_confirmed, who)
+                           open_candidate, read_candidate, recorded_candidate, short, shown_if_confirmed, who)
 from owed.ops.context import Context
 
 
@@ -58,8 +58,8 @@ def _waiver_key(state, plan, node_id: str, obligation: ObligationId, accept_risk
     key = cand.keys.get(obligation)
     if key is None:
         stale = {b.seq: b.key for b in active_blocks(state, plan, node_id) if b.obligation == obligation}
-        keys = {stale.get(s) for s in accept_risk}
-        if not accept_risk or None in keys or len(keys) != 1:
+        keys = {stale[s] for s in accept_risk if s in stale}
+        if not accept_risk or any(s not in stale for s in accept_risk) or len(keys) != 1:
             raise Refused(f"{obligation} is not an obligation of {node_id}'s candidate #{cand.seq} "
                           f"(its obligations: {', '.join(cand.keys)}); to accept the risk of a block left "
                           f"on it, name the block: --accept-risk "
@@ -104,8 +104,8 @@ def waive(cwd: str, node_id: str, obligation: str, *, reason: str, accept_risk: 
 
     state, written = ctx.ledger.append(make)
     e = written[0]
-    plan = ctx.ledger.plan(state.plan.sha)
-    cand = state.open_slot(node_id).cand
+    plan = ctx.ledger.plan(state.plan_ref().sha)
+    cand = recorded_candidate(state, node_id)
     item = next((i for i in items(state, plan, node_id) if i.obligation == obligation), None)
     risk = f"; accepts the risk of {', '.join(f'#{s}' for s in accept_risk)}" if accept_risk else ""
     lines = [f"Recorded waiver #{e.seq} of {node_id} {obligation} by {who(by, channel)} on candidate #{cand.seq} "
@@ -161,7 +161,7 @@ def defer(cwd: str, node_id: str, inv_ids: list[str], *, reason: str, candidate:
     ids = invariant_ids(ctx.plan, inv_ids)
     check_named(ctx.state, node_id, given)
     _, cand = open_candidate(ctx.state, node_id)
-    trunk, plan_sha = ctx.state.trunk_commit, ctx.state.plan.sha
+    trunk, plan_sha = ctx.state.trunk_commit, ctx.state.plan_ref().sha
     keys = merge_keys(ctx.repo, ctx.plan, node_id, trunk, cand.commit)
     listed = ", ".join(f"inv:{i}" for i in ids)
     by, channel = authority.owner(as_, i_am_owner, f"Defer {listed} for the merge of {node_id}: candidate "

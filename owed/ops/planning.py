@@ -133,11 +133,11 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
         return PlanResult(entry=None, sha=sha, plan=src.plan, unchanged=True)
     if src.plan.trunk != state.trunk:
         raise Refused(f"the trunk cannot change (ledger trunk is {state.trunk!r}, plan says {src.plan.trunk!r})")
-    prior_plan = ledger.plan(state.plan.sha)
+    prior_plan = ledger.plan(state.plan_ref().sha)
     lint_warnings = shell_lint(src.source, src.plan, prior_plan)
     by, channel, found = authorize(prior_plan, src.plan, sha, as_=as_, i_am_owner=i_am_owner, note=note)
     ledger.put_blob(src.blob)
-    prior = state.plan.sha
+    prior = state.plan_ref().sha
     carries, not_carried = _carries(repo, state, prior_plan, src.plan)
 
     def make(st):
@@ -147,8 +147,8 @@ def update(cwd: str, file: str, *, rev: str | None, as_: str | None, i_am_owner:
     after, written = ledger.append(make)
     res = PlanResult(entry=written[0], sha=sha, plan=src.plan, downgrades=found,
                      warnings=lint_warnings + plan_warnings(src.plan),
-                     under=after.plan.under)
-    res.carried = [(e.node, e.seq, after.nodes[e.node].slot.dropped.seq) for e in written[1:]]
+                     under=after.plan_ref().under)
+    res.carried = [(e.node, e.seq, _dropped(after, e.node).seq) for e in written[1:]]
     res.not_carried = not_carried
     return res
 
@@ -183,6 +183,16 @@ def authorize(prior_plan, new, sha: str, *, as_: str | None, i_am_owner: bool,
     if not P.has_role(by, "parent", "owner"):
         raise Refused(f"{by} may not record a plan (owner or parent only)")
     return by, None, found
+
+
+def _dropped(state, node_id: str):
+    """The candidate a carry submit restored: the fold takes a carry only onto the one its plan dropped."""
+    slot = state.nodes[node_id].slot
+    if slot is None or slot.dropped is None:
+        from owed.errors import Internal
+
+        raise Internal(f"{node_id}: the carried candidate is missing from the state its carry was recorded in")
+    return slot.dropped
 
 
 def plan_entries(st, *, by: str, channel: str | None, prior: str, sha: str, path: str | None, rev: str | None,

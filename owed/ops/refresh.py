@@ -73,7 +73,7 @@ def record_refresh(ctx: Context, keys: dict[str, str]) -> E.Refresh | None:
     """Append the refresh unless trunk, plan or the trunk keys changed meanwhile (then nothing)."""
     from owed.folds.refresh import stale_invariants
 
-    commit, plan_sha = ctx.state.trunk_commit, ctx.state.plan.sha
+    commit, plan_sha = ctx.state.trunk_commit, ctx.state.plan_ref().sha
 
     def make(state):
         if state.trunk_commit != commit or state.plan.sha != plan_sha:

@@ -30,6 +30,7 @@ from owed.errors import Refused, UsageError
 from owed.ids import RULINGS, ReviewVerdict, is_writer
 from owed.ops import authority
 from owed.ops.acts import (Done, candidate_arg, candidate_summary, check_named, check_read, check_shown, owner_claimed,
+                           recorded_candidate,
                            known_node, open_candidate, read_candidate, short, shown_if_confirmed, who,
                            writer_tree_rail)
 from owed.ops.context import Context
@@ -44,7 +45,7 @@ NO_NOTE_BLOCK = "(approval blocked without a note)"
 def _reviewer(as_: str | None, i_am_owner: bool, summary: str) -> tuple[str, str | None]:
     if owner_claimed(as_, i_am_owner):
         return authority.owner(as_, i_am_owner, summary)
-    by = authority.actor(as_, as_)
+    by = authority.actor(as_, as_ or "")  # review() refused a missing --as already
     if not P.has_role(by, "reviewer", "writer"):  # a writer is refused under the lock, naming its node
         raise Refused(f"{by} may not review (reviewer or owner only)")
     return by, None
@@ -124,7 +125,7 @@ def review(cwd: str, node_id: str, *, verdict: ReviewVerdict, rank: int | None, 
                          needs="parent" if needs_parent else None, model=model)]
 
     state, written = ctx.ledger.append(make)
-    return _review_done(state, ctx.ledger.plan(state.plan.sha), node_id, written, who(by, channel))
+    return _review_done(state, ctx.ledger.plan(state.plan_ref().sha), node_id, written, who(by, channel))
 
 
 def _review_done(state, plan, node_id: str, written: list, by_who: str) -> Done:
@@ -132,7 +133,7 @@ def _review_done(state, plan, node_id: str, written: list, by_who: str) -> Done:
     from owed.views.why import clear_hint
 
     e = written[0]
-    cand = state.open_slot(node_id).cand
+    cand = recorded_candidate(state, node_id)
     cand12 = short(cand.commit)
     label = f"rank {e.rank}" + (", owner override" if P.is_owner(e.by) else "")
     lines = [f"Recorded review #{e.seq} of {node_id} {e.obligation}: {e.verdict} ({label}) by {by_who} "
@@ -185,7 +186,7 @@ def approve(cwd: str, node_id: str, *, note: str | None = None, block: bool = Fa
 
     state, written = ctx.ledger.append(make)
     e = written[0]
-    cand = state.open_slot(node_id).cand
+    cand = recorded_candidate(state, node_id)
     cand12 = short(cand.commit)
     doc: dict[str, Any] = {"entry": E.to_dict(e), "candidate": {"seq": cand.seq, "commit": cand.commit}}
     if block:
@@ -279,7 +280,7 @@ def evidence(cwd: str, node_id: str, ev_id: str, *, files: list[str], note: str,
     if e.merge is not None:
         head = f"Recorded receipt #{e.seq} {node_id}/{ev_id} by {who(by, channel)} citing merge #{e.merge}"
     else:
-        cand = state.open_slot(node_id).cand
+        cand = recorded_candidate(state, node_id)
         head = (f"Recorded evidence #{e.seq} {node_id}/{ev_id} (manual) by {who(by, channel)} on candidate "
                 f"#{cand.seq} {short(cand.commit)}")
     lines = [f"{head}: {shown_files}; note: {note}"]

@@ -27,7 +27,7 @@ from owed import principals as P
 from owed.acceptance import items
 from owed.errors import Refused, UsageError
 from owed.ids import RULINGS, claims
-from owed.ops.acts import Done, known_node, owner_claimed, parent_or_owner, short, who
+from owed.ops.acts import Done, known_node, owner_claimed, parent_or_owner, recorded_slot, short, who
 from owed.ops.context import Context
 
 
@@ -57,7 +57,7 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
 
     state, written = ctx.ledger.append(make)
     e = written[0]
-    plan = ctx.ledger.plan(state.plan.sha)
+    plan = ctx.ledger.plan(state.plan_ref().sha)
     scope = "every node" if nodes == ("*",) else ", ".join(nodes)
     lines = [f"Recorded rule #{e.seq} for {scope} by {who(by, channel)}"
              + (" (prospective: binds attempts dispatched from now on)" if prospective else "")
@@ -123,7 +123,7 @@ def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, rid: st
     if retried:
         return _answer_retried(ctx, retried[0])
     e = written[0]
-    slot = state.open_slot(node_id)
+    slot = recorded_slot(state, node_id)  # an answer leaves its slot open
     asked = next((q for q in state.nodes[node_id].questions if q.seq == e.answer), None)
     to = (f"question {asked.qid} rev {asked.rev} (#{asked.seq}) of {asked.by}, run {asked.rid}" if asked
           else P.writer_for(node_id, slot.attempt))
@@ -262,7 +262,7 @@ def rebase(cwd: str, node_id: str, *, as_: str | None = None, i_am_owner: bool =
 
     state, written = ctx.ledger.append(make)
     e = written[0]
-    s = state.open_slot(node_id)
+    s = recorded_slot(state, node_id)  # a rebase keeps the slot open, its candidate dropped
     prev = s.prev_cand
     lines = [f"Recorded rebase #{e.seq} of {node_id} attempt {e.attempt} by {who(by, channel)}: slot base "
              f"{short(e.from_)} → {short(e.base)}; the open candidate is invalidated; blocks still bind the node",

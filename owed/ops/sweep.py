@@ -99,9 +99,9 @@ def _head(ctx: Context, commit: str | None) -> str:
 
 def _proposal(head: str, finding: Finding, measured: list) -> list[str]:
     """For a culprit merge: the escape to record and the invariant to promote (nothing is recorded)."""
-    if finding.outcome != "culprit":
-        return []
     x = finding.culprit
+    if finding.outcome != "culprit" or x is None:  # a culprit outcome names its merge
+        return []
     names = ", ".join(measured[0].failed[:5]) if measured and measured[0].failed else "the sweep"
     note = f"sweep fails from merge #{x.seq} ({names}); found by owed sweep {head[:12]}"
     return [f"owed escape {x.node} --merge {x.seq} --class missing --note {shlex.quote(note)}",

@@ -136,11 +136,12 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
 
 
 STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids",
-                   "owed.ledger.*"]
+                   "owed.ledger.*", "owed.ops.*"]
 
 
 def test_strict_optional_stays_on_for_the_core_records_and_folds():
-    """mypy.ini: entries, the state, every fold and the views narrow each Optional (strict_optional = True)."""
+    """mypy.ini: entries, the state, every fold, the views, the ledger and every ops module narrow each Optional
+    (strict_optional = True)."""
     import configparser
 
     ini = configparser.ConfigParser()
