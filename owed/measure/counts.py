@@ -169,7 +169,7 @@ def _cargo(lines: list[str]) -> Tally | None:
     for line in lines:
         if m := _CARGO.match(line):
             p, f, i = (_num(m.group(k)) for k in "pfi")
-            if None not in (p, f, i):
+            if p is not None and f is not None and i is not None:
                 total = _add(total, (p + f + i, p, f, i))
     return total
 
@@ -180,7 +180,7 @@ def _items(parts: list[str]) -> dict[str, int] | None:
     for part in parts:
         m = _ITEM.match(part.strip())
         n = _num(m.group("n")) if m else None
-        if n is None:
+        if m is None or n is None:
             return None
         out[m.group("word")] = out.get(m.group("word"), 0) + n
     return out
@@ -292,8 +292,9 @@ def read_counts(text: str) -> tuple[Counts | None, tuple[str, ...]]:
             parts[fmt] = tally
     if not parts:
         return None, tuple(notes)
-    total = None
-    for tally in parts.values():
+    first, *rest = parts.values()
+    total = first
+    for tally in rest:
         total = _add(total, tally)
     shape = cast(Format, next(iter(parts)) if len(parts) == 1 else "mixed")
     kept, cut = _limit(failed_names(text))

@@ -379,7 +379,7 @@ def _quote(name: str, failure: Failure | None) -> str:
 def failure_note(text: str, counts: Counts | None, cwd: str | None = None) -> str | None:
     """`failed tests: …` quoting up to three of `counts.failed_names` in name order, or None."""
     names = list(counts.failed_names) if counts else []
-    if not names:
+    if counts is None or not names:
         return None
     shown = sorted(names)[:QUOTED]
     found = _scan(text, cwd, wanted=frozenset(shown))

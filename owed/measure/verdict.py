@@ -190,8 +190,8 @@ def _plain(exit_code: int, counts: Counts | None, output: str, min_tests: int | 
     if counts.format == "owed" and counts.failed > 0:
         quote = failure_note(output, counts, cwd)
         reasons.append(quote or f"owed-counts reports failures: counted {describe(counts)}; exit 0")
-    reasons = [r for r in reasons if r]
-    return ("fail", "\n".join(reasons)) if reasons else ("pass", None)
+    given = [r for r in reasons if r]
+    return ("fail", "\n".join(given)) if given else ("pass", None)
 
 
 def _red(exit_code: int, counts: Counts | None, output: str, red_expect: str | None,
@@ -244,10 +244,12 @@ def judge(
         protocol_notes = (*protocol_notes, wrappers) if wrappers else protocol_notes
     failed = counts.failed_names if counts else tuple(failed_names(output)[:MAX_NAMES])
     verdict: Verdict
+    note: str | None
     if timed_out:
         verdict, note = "error", _timeout(timeout_s, output)
-    elif (broken := _unrunnable("red run command" if red else "command", exit_code, could_not_run, output)):
-        verdict, note = "error", ("environment: " + broken) if could_not_run else broken
+    elif (broken := _unrunnable("red run command" if red else "command", exit_code, could_not_run, output)) \
+            or exit_code is None:  # (_unrunnable names a run without an exit status)
+        verdict, note = "error", ("environment: " + broken) if could_not_run and broken else broken
     elif exit_code != 0 and not (counts and counts.failed) and (env := environment_failure(output)):
         verdict, note = "error", _tailed(f"environment: {env}; {_exit(exit_code)}", output, COMMAND_TAIL)
     elif red:

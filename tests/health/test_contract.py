@@ -136,7 +136,7 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
 
 
 STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids",
-                   "owed.ledger.*", "owed.ops.*"]
+                   "owed.ledger.*", "owed.ops.*", "owed.measure.counts", "owed.measure.failures", "owed.measure.verdict"]
 
 
 def test_strict_optional_stays_on_for_the_core_records_and_folds():
