@@ -334,3 +334,16 @@ def test_the_delta_counts_merges_from_the_merge_that_made_the_passing_commit_tru
     q = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="2" * 40)
     _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit="1" * 40)  # a probe of an older trunk
     assert _delta(b)[0].startswith(f"inv:u: pass on trunk 222222222222 (#{q.seq}) → fail")
+
+
+def test_the_delta_counts_adopts_beside_merges():
+    """An adoption moves trunk too: a genesis pass after a merge and an adopt is `before 1 merge and 1 adopt`."""
+    b = _two_node_inv_book()
+    t0 = b.state.trunk_commit
+    p = _obs(b, "trunk", "inv:u", "a" * 64, "pass", merging=None, commit=t0)
+    _merge(b, "b", "1" * 40)
+    b.add(E.Adopt(by="owner:o", channel="flag", trunk="main", prior="1" * 40, commit="3" * 40, commits=1,
+                  changed=("x.txt",), note="n", keys={"u": "a" * 64}))
+    assert b.state.trunk_commit == "3" * 40 and b.state.trunk_keys == {"u": "a" * 64}
+    assert _delta(b)[0].startswith(f"inv:u: last passed on trunk {t0[:12]} (#{p.seq}), before 1 merge and 1 adopt "
+                                   "→ fail on merge tree")
