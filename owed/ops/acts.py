@@ -25,12 +25,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owed import principals as P
 from owed.errors import Internal, Refused, UnknownNode, UsageError
 from owed.ids import claims
 from owed.ops import authority
 from owed.result import Result
+
+if TYPE_CHECKING:
+    from owed.state import Cand, Slot, State
 
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 
@@ -128,7 +132,7 @@ def open_candidate(state, node_id: str):
     return slot, slot.cand
 
 
-def recorded_slot(state, node_id: str):
+def recorded_slot(state: State, node_id: str) -> Slot:
     """The open slot an entry was just recorded on: its make() checked it under the lock and the entry keeps it
     open, so a missing one in the state `append` returned is an internal error (exit 3) — never a refusal
     after something was recorded."""
@@ -138,7 +142,7 @@ def recorded_slot(state, node_id: str):
     return slot
 
 
-def recorded_candidate(state, node_id: str):
+def recorded_candidate(state: State, node_id: str) -> Cand:
     """The open candidate an entry was just recorded on (see recorded_slot)."""
     cand = recorded_slot(state, node_id).cand
     if cand is None:

@@ -21,6 +21,7 @@ batch's failing observation (`suspect_note`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from owed import entries as E
 from owed.errors import Conflict, GuardFailed, Refused, Stale, TrunkMoved, UnknownNode, UsageError
@@ -31,6 +32,10 @@ from owed.ledger.lock import DirLock
 from owed.ops import merge_intent
 from owed.ops.context import Context
 from owed.ops.merge import MergeResult, move_trunk
+
+if TYPE_CHECKING:
+    from owed.plan.model import Node
+    from owed.state import Cand, Slot
 
 
 @dataclass
@@ -68,7 +73,7 @@ def parse_members(text: str) -> list[str]:
     return names
 
 
-def _member(ctx: Context, n: str):
+def _member(ctx: Context, n: str) -> tuple[Slot, Cand]:
     """A member's open slot and its candidate in the context's current state: Stale when either is gone (the
     batch checks both under the merge lock; a reload after measuring may find one closed meanwhile)."""
     slot = ctx.state.open_slot(n)
@@ -77,7 +82,7 @@ def _member(ctx: Context, n: str):
     return slot, slot.cand
 
 
-def _node(plan, n: str):
+def _node(plan, n: str) -> Node:
     node = plan.node(n)
     if node is None:  # _preflight refused unknown members; a plan reloaded since may have dropped one
         raise Stale("Plan, candidate or trunk changed; retry")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from owed import entries as E
 from owed import principals as P
@@ -22,6 +22,9 @@ from owed.git import Repo
 from owed.ledger.store import Ledger
 from owed.ops import authority
 from owed.plan.model import Plan
+
+if TYPE_CHECKING:
+    from owed.state import Cand
 
 
 @dataclass
@@ -185,7 +188,7 @@ def authorize(prior_plan, new, sha: str, *, as_: str | None, i_am_owner: bool,
     return by, None, found
 
 
-def _dropped(state, node_id: str):
+def _dropped(state, node_id: str) -> Cand:
     """The candidate a carry submit restored: the fold takes a carry only onto the one its plan dropped."""
     slot = state.nodes[node_id].slot
     if slot is None or slot.dropped is None:
