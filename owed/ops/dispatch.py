@@ -23,6 +23,7 @@ import msgspec
 
 from owed import entries as E
 from owed.errors import Refused, Stale, UsageError
+from owed.ids import has_role
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -149,7 +150,7 @@ def dispatch(cwd: str, node_id: str, *, allow_overlap: bool, as_: str | None,
     may not claim); the CLI passes `as_`."""
     ctx = ctx or Context.load(cwd)  # the driver passes its own (its ledger folds only what is new)
     by = by or authority.actor(as_, "parent:cli")
-    if by.partition(":")[0] not in ("parent", "owner"):
+    if not has_role(by, "parent", "owner"):
         raise Refused(f"{by} may not dispatch (parent or owner only)")
 
     def ready(ctx: Context) -> tuple:

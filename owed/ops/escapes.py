@@ -16,6 +16,7 @@ from owed import entries as E
 from owed import principals as P
 from owed.errors import Refused, UsageError
 from owed.folds.escapes import CLASSES, decoy_digest
+from owed.ids import has_role
 from owed.ops import authority
 from owed.ops.context import Context
 
@@ -31,7 +32,7 @@ def escape(cwd: str, node_id: str, *, merge: int, klass: str, note: str, evidenc
         raise UsageError("owed escape needs --note saying what escaped")
     ctx = Context.load(cwd)
     by = authority.actor(as_, "parent:cli")
-    if by.partition(":")[0] not in ("parent", "owner"):
+    if not has_role(by, "parent", "owner"):
         raise Refused(f"{by} may not record an escape (parent or owner)")
     channel = "delegated" if P.is_owner(by) else None
     if ctx.state.merge_nodes.get(merge) != node_id:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from owed import entries as E
 from owed.errors import Refused
+from owed.ids import has_role
 from owed.ledger.lock import DirLock
 from owed.ops import authority
 from owed.ops.context import Context
@@ -52,7 +53,7 @@ def _nested(path: str, worktrees) -> bool:
 def gc(cwd: str, *, dry_run: bool, as_: str | None) -> GcResult:
     ctx = Context.load(cwd)
     by = authority.actor(as_, "parent:cli")
-    if by.partition(":")[0] not in ("parent", "owner"):
+    if not has_role(by, "parent", "owner"):
         raise Refused(f"{by} may not run gc (parent or owner only)")
     repo = ctx.repo
     res = GcResult(dry_run=dry_run)

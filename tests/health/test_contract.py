@@ -106,6 +106,15 @@ def test_mypy_on_the_pure_core():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def _partitioned_role(n: ast.Compare, roles: tuple[str, ...]) -> bool:
+    """`x.partition(":")[0] in ("parent", "owner")` / `== "owner"`: a role split by hand against role literals."""
+    left = n.left
+    split = (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Call)
+             and isinstance(left.value.func, ast.Attribute) and left.value.func.attr == "partition")
+    lits = [c.value for side in n.comparators for c in ast.walk(side) if isinstance(c, ast.Constant)]
+    return split and any(v in roles for v in lits)
+
+
 def _role_strings(tree: ast.AST) -> list[int]:
     """Lines comparing a principal's role as a string: `role_of(x) == "owner"` / `in (...)`, or
     `x.startswith("owner:")` for a role."""
@@ -117,6 +126,8 @@ def _role_strings(tree: ast.AST) -> list[int]:
                 f = side.func if isinstance(side, ast.Call) else None
                 if (isinstance(f, ast.Attribute) and f.attr == "role_of") or (isinstance(f, ast.Name) and f.id == "role_of"):
                     out.append(n.lineno)
+            if _partitioned_role(n, roles):
+                out.append(n.lineno)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith" and n.args:
             a = n.args[0]
             if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.rstrip(":") in roles \
@@ -131,8 +142,9 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
            if (lines := _role_strings(ast.parse(p.read_text())))}
     assert not bad, f"role string comparisons (use owed/ids.py helpers): {bad}"
     seen = _role_strings(ast.parse('if P.role_of(by) != "owner": pass\nif role_of(x) in ("a",): pass\n'
-                                   'ok = by.startswith("parent:")\n'))
-    assert seen == [1, 2, 3]
+                                   'ok = by.startswith("parent:")\nif by.partition(":")[0] not in ("parent", "owner"): pass\n'
+                                   'if ob.partition(":")[0] == "check": pass\n'))
+    assert seen == [1, 2, 3, 4]
 
 
 STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids",
