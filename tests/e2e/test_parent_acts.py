@@ -58,6 +58,7 @@ def _hook(f, command: str) -> None:
     """A reference-transaction hook running `command` once gc pins the abandoned candidate (refs/owed/keep/…):
     after gc looked at the slot's branch, before it deletes it."""
     hook = f.repo / ".git" / "hooks" / "reference-transaction"
+    hook.parent.mkdir(exist_ok=True)  # (a git without templates makes no hooks directory)
     hook.write_text(f"#!/bin/sh\n[ \"$1\" = committed ] || exit 0\ngrep -q ' refs/owed/keep/' && {command}\nexit 0\n")
     hook.chmod(0o755)
 
