@@ -20,7 +20,7 @@ from msgspec import UNSET, UnsetType
 from owed import entries as E
 from owed.errors import UsageError
 from owed.globs import match_any, unguarded_globs
-from owed.ids import is_owner, is_parent
+from owed.ids import ObligationId, is_owner, is_parent
 from owed.known_red import KnownRed
 from owed.quarantine import Quarantined
 from owed.views.record import Need, Record
@@ -52,7 +52,7 @@ class ReviewRow(Record):
     by: str
     verdict: str
     rank: int
-    obligation: str
+    obligation: ObligationId
     note: str | None
 
 
@@ -144,7 +144,7 @@ class BriefMerged(Record):
 
 class BriefBlocked(Record):
     node: str
-    obligation: str
+    obligation: ObligationId
     seq: int
     clear: str
 

@@ -23,7 +23,7 @@ from msgspec import UNSET, UnsetType
 from owed import known_red as KR
 from owed import quarantine as Q
 from owed.acceptance import accepted, active_blocks, items
-from owed.ids import AggVerdict
+from owed.ids import AggVerdict, ObligationId
 from owed.views import trunk_red as TR
 from owed import readiness
 from owed.views.driving import wait_phase, with_halt
@@ -68,7 +68,7 @@ class InvariantRow(Record):
 
 
 class ReceiptItem(Record):
-    obligation: str
+    obligation: ObligationId
     mark: str
     discharger: str | None
 

@@ -26,14 +26,14 @@ from owed import known_red as KR
 from owed import quarantine as Q
 from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
-from owed.ids import merge_subject
+from owed.ids import ObligationId, inv_obligation, merge_subject
 from owed.views.record import Need, Record
 
 
 class TrunkRedRow(Record):
     """status `trunkRed` and `why trunk`'s `trunkRed`: the part of a TrunkRed that readers key on."""
 
-    obligation: str
+    obligation: ObligationId
     key: str | None
     text: str
 
@@ -41,7 +41,7 @@ class TrunkRedRow(Record):
 class TrunkRed(Record):
     """An invariant red on the ledger trunk itself (`trunk_red`)."""
 
-    obligation: str
+    obligation: ObligationId
     key: str
     since: int | None
     names: list[str]
@@ -56,7 +56,7 @@ class TrunkRed(Record):
 class Unmeasured(Record):
     """An invariant of the plan with no verdict under its current trunk key (`key` None: stale or missing)."""
 
-    obligation: str
+    obligation: ObligationId
     key: str | None
     text: str
 
@@ -65,7 +65,7 @@ class CheckRed(Record):
     """A node check failing on the merge tree and on trunk without the node: the nodes waiting on it, each
     node's merge-tree observation (`merge`) and trunk probe (`probe`) seqs."""
 
-    obligation: str
+    obligation: ObligationId
     trunk: str
     names: list[str]
     nodes: list[str]
@@ -79,7 +79,7 @@ class MergeCheck(Record):
     """`owed why <node>`'s Merge checks row: a merge-tree failure of the current candidate on the current trunk;
     a trunk-red one carries its probe, the parent as discharger and the hint."""
 
-    obligation: str
+    obligation: ObligationId
     obs: int
     trunk: str
     failed: list[str]
@@ -102,7 +102,7 @@ class ConflictRow(Record):
 class TrunkInvariant(Record):
     """One invariant of `owed why trunk`: its trunk key, verdict (known-red: only listed names fail) and since."""
 
-    obligation: str
+    obligation: ObligationId
     key: str | None
     verdict: str
     since: int | None
@@ -164,7 +164,7 @@ def trunk_red(state, plan) -> list[TrunkRed]:
         key = state.trunk_keys.get(inv.id)
         if key is None or inv.id in stale:
             continue
-        agg = state.agg("trunk", f"inv:{inv.id}", key)
+        agg = state.agg("trunk", inv_obligation(inv.id), key)
         if agg is None or agg.verdict not in ("fail", "conflict") or KR.covers(agg, inv, state) or (
                 agg.verdict == "fail" and Q.excused(agg.last_fail, inv, plan, state, None)):
             continue  # a failure of listed known_red names only is assigned debt (status Debt), not a notice
@@ -173,7 +173,7 @@ def trunk_red(state, plan) -> list[TrunkRed]:
         shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "") if names else "no test names"
         flaky = " (passed and failed on this key)" if agg.verdict == "conflict" else ""
         text = f"inv:{inv.id} red on trunk since {since} ({shown}){flaky}; not caused by any open node"
-        out.append(TrunkRed(f"inv:{inv.id}", key, state.trunk_since.get(inv.id), names,
+        out.append(TrunkRed(inv_obligation(inv.id), key, state.trunk_since.get(inv.id), names,
                             agg.last_fail.seq if agg.last_fail else None, text,
                             _options(inv.id, names, state.trunk_commit[:12])))
     return out
@@ -184,9 +184,9 @@ def unmeasured(state, plan) -> list[Unmeasured]:
     out = []
     for inv in plan.invariants:
         key = state.trunk_keys.get(inv.id)
-        agg = state.agg("trunk", f"inv:{inv.id}", key) if key and inv.id not in stale else None
+        agg = state.agg("trunk", inv_obligation(inv.id), key) if key and inv.id not in stale else None
         if inv.id in stale or agg is None or not (agg.passes or agg.fails):
-            out.append(Unmeasured(f"inv:{inv.id}", None if inv.id in stale else key,
+            out.append(Unmeasured(inv_obligation(inv.id), None if inv.id in stale else key,
                                   f"inv:{inv.id} not measured on trunk yet — owed attest --trunk"))
     return out
 
@@ -374,7 +374,7 @@ def why_trunk(state, plan, only: str | None = None) -> WhyTrunk:
     for inv in plan.invariants:
         if only is not None and inv.id != only:
             continue
-        ob, key = f"inv:{inv.id}", state.trunk_keys.get(inv.id)
+        ob, key = inv_obligation(inv.id), state.trunk_keys.get(inv.id)
         agg = state.agg("trunk", ob, key) if key else None
         since = state.trunk_since.get(inv.id)
         row = TrunkInvariant(ob, key, agg.verdict if agg else "none", since, since_label(state, since),

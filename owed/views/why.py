@@ -18,6 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import UnknownNode
+from owed.ids import ObligationId
 from owed.globs import match_any
 from owed.measure.logtext import command_line
 from owed.views.driving import wait_phase
@@ -68,7 +69,7 @@ class OutOfWrites(Record):
 class ItemRow(Record):
     """One obligation of the candidate; the optional parts are left out of the JSON when they do not apply."""
 
-    obligation: str
+    obligation: ObligationId
     mark: str
     status: str
     key: str | None
@@ -84,7 +85,7 @@ class ItemRow(Record):
 
 class BlockRow(Record):
     seq: int
-    obligation: str
+    obligation: ObligationId
     kind: str
     by: str
     rank: int
@@ -97,7 +98,7 @@ class BlockRow(Record):
 
 class ClearedRow(Record):
     seq: int
-    obligation: str
+    obligation: ObligationId
     kind: str
     commit: str
     cleared: int
@@ -116,7 +117,7 @@ class SupersededRow(Record):
     check (None: not found among the recorded plans), `reason` how, `check` the check's id."""
 
     seq: int
-    obligation: str
+    obligation: ObligationId
     plan: int | None
     reason: str
     check: str
