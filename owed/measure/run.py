@@ -22,11 +22,15 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from owed import entries as E
-from owed.errors import Interrupted
+from owed.errors import Internal, Interrupted
 from owed.ids import ObligationId, ObsVerdict
 from owed.measure import reuse, watch
+
+if TYPE_CHECKING:
+    from owed.plan.model import Check, Invariant
 
 SETUP_TIMEOUT_S = 600
 
@@ -38,13 +42,13 @@ class Job:
     key: str
     commit: str
     base: str | None
-    spec: object | None  # Check or Invariant (None for writes)
+    spec: Check | Invariant | None  # None for writes (measure_writes)
     red: bool = False
     attribution: bool = False
     merging: str | None = None
     probe: str | None = None  # "trunk": the same check measured on trunk, to tell old breakage from new
     strength: bool = False  # strength:<id>: the check against each mutant patch (owed/measure/strength.py)
-    batch: object | None = None  # E.BatchRef of a batch merge's final-tree measurement
+    batch: E.BatchRef | None = None  # a batch merge's final-tree measurement
 
 
 @dataclass
@@ -158,12 +162,21 @@ def _read_report(spec, found, tree: str):
         return None, f"report {rel} cannot be read: {e.strerror or e}"
 
 
+def _red_check(job: Job) -> Check:
+    """The check of a red job (a red run measures a check's tests on the base)."""
+    from owed.plan.model import Check
+
+    if not isinstance(job.spec, Check):
+        raise Internal(f"{job.obligation}: a red run measures a check")
+    return job.spec
+
+
 def _prepare(repo, plan, job: Job, dest: str) -> str:
     from owed.measure.items import matcher
 
     if job.red:
         tree = repo.materialize(job.base, dest)
-        tests = matcher(tuple(job.spec.tests))
+        tests = matcher(tuple(_red_check(job).tests))
         # The closure stays the base's: a test file under the closure is not taken from the candidate.
         closure = matcher(tuple(plan.closure)) if plan.closure else (lambda path: False)
         paths = [e.path for e in repo.ls_tree(job.commit) if tests(e.path) and not closure(e.path)]
@@ -240,7 +253,7 @@ def _runs(plan, job: Job, spec, tree: str, log: list[str]):
     return judgements, votes, last
 
 
-def _verdict(spec, judgements: list, j) -> tuple[str, bool, str | None]:
+def _verdict(spec, judgements: list, j) -> tuple[ObsVerdict, bool, str | None]:
     """(verdict, noisy, note) of the runs: the repeat tally heads the note of a repeated check."""
     from owed.measure.verdict import aggregate_repeat
 
@@ -263,6 +276,8 @@ def measure(repo, plan, job: Job, tmp_root: str | None = None) -> Measured:
 
         return measure_strength(repo, plan, job, tmp_root)
     spec = job.spec
+    if spec is None or spec.run is None:  # writes go through measure_writes; a loaded plan's run is expanded
+        raise Internal(f"{job.obligation}: a measured job names its check or invariant and its command")
     t0 = time.monotonic()
     from owed.measure.leftovers import holder_prefix
 
