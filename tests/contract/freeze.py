@@ -34,12 +34,14 @@ _FULL = re.compile(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b")
 _SHORT = re.compile(r"\b[0-9a-f]{12}\b")
 _TS = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b")
 _TIMING = re.compile(r'("(?:duration_ms|durationMs|pass_s|busy_s|cpu_s|launch_s|median|p90|max)":\s*)([0-9.]+)')
+_AGE = re.compile(r'("age":\s*")\d+[smhd]"')  # status's In progress age: "0s", or "1s" when the walk was slow
 
 
 def steady(text: str) -> str:
     """The same examples on every run: commit, hash and head values (which change with every timestamp) become
     fixed stand-ins, one per distinct value in order of appearance (a 12-digit prefix follows its full value);
-    timestamps become fixed ones keeping their order; measured durations become 1 (0.5 where a float)."""
+    timestamps become fixed ones keeping their order; measured durations become 1 (0.5 where a float), ages
+    (the clock between a slot's start and the status call) 0s."""
     full: dict[str, str] = {}
     for h in _FULL.findall(text):
         if h not in full:
@@ -53,6 +55,7 @@ def steady(text: str) -> str:
     stamps = {t: i for i, t in enumerate(sorted(set(_TS.findall(text))))}
     base = 1_764_579_600  # 2025-12-01T09:00:00Z
     text = _TS.sub(lambda m: time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(base + stamps[m.group()])), text)
+    text = _AGE.sub(lambda m: m.group(1) + '0s"', text)
     return _TIMING.sub(lambda m: m.group(1) + ("0.5" if "." in m.group(2) else "1"), text)  # type kept
 
 
