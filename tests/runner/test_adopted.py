@@ -66,7 +66,11 @@ def test_the_staying_driver_reaps_the_orphans_of_its_notify_command(tmp_path):
     pids = tmp_path / "orphans"
     repo = make(tmp_path, script={"c": {"writer": [{"files": {"c.txt": "c\n"}, "commit": "c", "submit": True}]}},
                 review=False, only=("c",))
-    notify = f"env -i setsid sh -c \"echo \\$\\$ >> {pids}; sleep 0.3\" </dev/null >/dev/null 2>&1 & cat >/dev/null"
+    # As above, the command ends only once its daemon has escaped (a file named for the command's shell, made
+    # after setsid): one ended before its daemon's setsid took the daemon with its group, and with a single wake
+    # (idle) no pid ever came (reproduced under load: "notify: idle delivered", then the 90 s wait).
+    notify = (f"env -i T=$$ setsid sh -c \"echo \\$\\$ >> {pids}; : > {pids}.\\$T; sleep 0.3\" "
+              f"</dev/null >/dev/null 2>&1 & while [ ! -e {pids}.$$ ]; do sleep 0.01; done; cat >/dev/null")
     text = (repo / "plan.yaml").read_text().replace("  max: 2\n", f"  max: 2\n  notify: '{notify}'\n")
     (repo / "plan.yaml").write_text(text)
     git(repo, "commit", "-qam", "notify")
