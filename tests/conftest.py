@@ -152,6 +152,10 @@ def _long_first(rel: str) -> int:
 
 
 def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its xdist_group marks, for the scheduler
+        from tests.helpers.schedule import write_marks
+
+        write_marks(config, items)
     root = Path(__file__).resolve().parent.parent
     order = {}
     for item in items:
@@ -165,9 +169,31 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: order[item.nodeid])
 
 
+def pytest_configure(config):
+    if getattr(config.option, "dist", "no") == "loadgroup":  # the directory of the workers' xdist_group marks
+        from tests.helpers.schedule import start
+
+        start(config)
+
+
+def pytest_unconfigure(config):
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        from tests.helpers.schedule import stop
+
+        stop(config)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent with -p no:xdist
+def pytest_configure_node(node):
+    from tests.helpers.schedule import configure_node
+
+    configure_node(node)
+
+
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent with -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadgroup`: single tests, a file sharing a module-scoped fixture as one group (helpers/schedule.py)."""
+    """`--dist loadgroup`: single tests, a file sharing a module-scoped fixture as one group, the tests of one
+    xdist_group mark as one group (helpers/schedule.py)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from tests.helpers.schedule import FileGroups, shared_files

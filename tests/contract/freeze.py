@@ -33,27 +33,45 @@ def _tidy(text: str, root: str) -> str:
 _FULL = re.compile(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b")
 _SHORT = re.compile(r"\b[0-9a-f]{12}\b")
 _TS = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b")
+_ENTRY_TS = re.compile(r'"seq":\s*(\d+),\s*"ts":\s*"(?=\d{4}-)')  # an entry's ts follows its seq
 _TIMING = re.compile(r'("(?:duration_ms|durationMs|pass_s|busy_s|cpu_s|launch_s|median|p90|max)":\s*)([0-9.]+)')
+_AGE = re.compile(r'("age":\s*")\d+[smhd]"')  # status's In progress age: "0s", or "1s" when the walk was slow
 
 
 def steady(text: str) -> str:
     """The same examples on every run: commit, hash and head values (which change with every timestamp) become
     fixed stand-ins, one per distinct value in order of appearance (a 12-digit prefix follows its full value);
-    timestamps become fixed ones keeping their order; measured durations become 1 (0.5 where a float)."""
+    timestamps become fixed ones (`_stamps`); measured durations become 1 (0.5 where a float), ages (the clock
+    between a slot's start and the status call) 0s."""
     full: dict[str, str] = {}
     for h in _FULL.findall(text):
         if h not in full:
             full[h] = hashlib.sha256(f"example {len(full)}".encode()).hexdigest()[: len(h)]
     short = {h[:12]: v[:12] for h, v in full.items()}
-    for h in _SHORT.findall(text):  # a prefix whose full value is not shown (a ledger id in a run id)
-        if h not in short and not h.isdigit():
-            short[h] = hashlib.sha256(f"example {len(full) + len(short)}".encode()).hexdigest()[:12]
+    alone = 0  # prefixes whose full value is not shown (a ledger id in a run id), numbered among themselves: the
+    for m in _SHORT.finditer(text):  # count of full values (a late document's) does not shift them
+        h = m.group()  # a plain 12-digit number stays, a ledger id of digits only (1 in 280) does not
+        if h not in short and (not h.isdigit() or text.endswith("owed:", 0, m.start())):
+            short[h] = hashlib.sha256(f"short example {alone}".encode()).hexdigest()[:12]
+            alone += 1
     text = _FULL.sub(lambda m: full[m.group()], text)
     text = _SHORT.sub(lambda m: short.get(m.group(), m.group()), text)
-    stamps = {t: i for i, t in enumerate(sorted(set(_TS.findall(text))))}
-    base = 1_764_579_600  # 2025-12-01T09:00:00Z
-    text = _TS.sub(lambda m: time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(base + stamps[m.group()])), text)
+    text = _stamps(text)
+    text = _AGE.sub(lambda m: m.group(1) + '0s"', text)
     return _TIMING.sub(lambda m: m.group(1) + ("0.5" if "." in m.group(2) else "1"), text)  # type kept
+
+
+def _stamps(text: str) -> str:
+    """Each timestamp becomes a fixed one, a second apart: an entry's ts by its seq (the same entry shows the
+    same time in every document; entries in seq order), then every other one by its place in the text. Never
+    by value: two moments that fell in the same millisecond on one run and not on the next (a driver's last
+    action and its exit, two appends) would otherwise merge into one stand-in and shift all later ones."""
+    seq_at = {m.end(): int(m.group(1)) for m in _ENTRY_TS.finditer(text)}
+    keys = [(0, seq_at[m.start()]) if m.start() in seq_at else (1, i) for i, m in enumerate(_TS.finditer(text))]
+    rank = {k: i for i, k in enumerate(sorted(set(keys)))}
+    base = 1_764_579_600  # 2025-12-01T09:00:00Z
+    it = iter(keys)
+    return _TS.sub(lambda m: time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(base + rank[next(it)])), text)
 
 
 def render_examples(w, root: str) -> str:

@@ -30,11 +30,15 @@ def test_an_adopted_orphan_is_reaped_when_it_exits_and_an_owned_zombie_is_left_t
     mark = uuid.uuid4().hex[:8]
     pidfile = tmp_path / "orphan.pid"
     # The run double-forks a daemon out of its session with an empty environment (no OWED_RUN_TOKEN): the
-    # run's sweep cannot find it, it outlives the run and re-parents to us, the subreaper.
-    script = f"env -i setsid sh -c 'echo $$ > {pidfile}; sleep 0.6; : {mark}' </dev/null >/dev/null 2>&1 & exit 0"
+    # run's sweep cannot find it, it outlives the run and re-parents to us, the subreaper. The run ends only
+    # once the daemon has escaped (it writes its pid after setsid): a child still in the run's group when the
+    # run ends is the run's, and is killed with it (under load the leader used to exit before the child's
+    # setsid ran, and the test then waited 20 s for a pid that never came).
+    script = (f"env -i setsid sh -c 'echo $$ > {pidfile}; sleep 0.6; : {mark}' </dev/null >/dev/null 2>&1 & "
+              f"while [ ! -s {pidfile} ]; do sleep 0.01; done; exit 0")
     out = run_sync(RunSpec(["bash", "-c", script], cwd=str(tmp_path), timeout_s=30))
-    assert out.exit_code == 0 and guard.subreaper()
-    pid = int(_wait(lambda: pidfile.exists() and pidfile.read_text().strip()))
+    assert out.exit_code == 0 and not out.timed_out and guard.subreaper(), out
+    pid = int(pidfile.read_text())
     assert _wait(lambda: pid in zombies_of_mine()), "the orphan did not become our zombie"
     # A child its spawner still waits for (owned) is never taken, even as a zombie.
     mine = owned.spawned(lambda: subprocess.Popen(["true"]))
@@ -62,7 +66,11 @@ def test_the_staying_driver_reaps_the_orphans_of_its_notify_command(tmp_path):
     pids = tmp_path / "orphans"
     repo = make(tmp_path, script={"c": {"writer": [{"files": {"c.txt": "c\n"}, "commit": "c", "submit": True}]}},
                 review=False, only=("c",))
-    notify = f"env -i setsid sh -c \"echo \\$\\$ >> {pids}; sleep 0.3\" </dev/null >/dev/null 2>&1 & cat >/dev/null"
+    # As above, the command ends only once its daemon has escaped (a file named for the command's shell, made
+    # after setsid): one ended before its daemon's setsid took the daemon with its group, and with a single wake
+    # (idle) no pid ever came (reproduced under load: "notify: idle delivered", then the 90 s wait).
+    notify = (f"env -i T=$$ setsid sh -c \"echo \\$\\$ >> {pids}; : > {pids}.\\$T; sleep 0.3\" "
+              f"</dev/null >/dev/null 2>&1 & while [ ! -e {pids}.$$ ]; do sleep 0.01; done; cat >/dev/null")
     text = (repo / "plan.yaml").read_text().replace("  max: 2\n", f"  max: 2\n  notify: '{notify}'\n")
     (repo / "plan.yaml").write_text(text)
     git(repo, "commit", "-qam", "notify")
