@@ -224,6 +224,7 @@ class RunRec(_S):
     messages: list[str] = []  # message blob of each follow-up (generation 2, 3, …)
     rulings: int = 0  # highest ruling seq delivered to this run (its launch or a follow-up)
     ts: str = ""
+    reason: str | None = None  # the follow-up reason a writer's launch carried (launch `reason`)
 
 
 class QuestionRec(_S):
