@@ -272,6 +272,7 @@ class NodeRec(_S):
     epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
     accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
     accepted_cand: int | None = None  # the submit seq accepted_since belongs to
+    accepted_ts: str = ""  # the time of the accepted_since entry: since when the node waits to merge
     # Merge-tree failures of the node's candidates and their trunk-red classification (folds/merge_red.py):
     # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
     # seq, trunk commit, cand seq, sorted names, merge key].
