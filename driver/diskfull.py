@@ -16,6 +16,9 @@ job's bookkeeping) must not end `owed drive --stay`.
   pause, then the line is written again (a stop request during the pause: False, the driver stops without a
   pass); under `--once` it is `LogFull`, a one-line refusal (exit 1: nothing was done, nothing recorded).
   The exit record's disk-full handling is driver/exits.py's.
+- `echo(text, logged)`: an event's stdout line. A full disk under stdout when the log took the line (`logged`)
+  only silences stdout (one stderr note; the log keeps every line): the driver goes on. Unlogged (stdout is
+  the log), it is the log's disk-full error.
 - `say(event, text)`: an event whose loss must not end the driver (`stopping`: a stop request while the disk
   is full still stops it cleanly): when the log cannot take it, the text goes to stdout alone.
 """
@@ -54,6 +57,19 @@ def write_out(text: str) -> None:
     except Exception as e:  # noqa: BLE001 - only a disk-full error is dropped (there is nowhere to say it)
         if disk_full(e) is None:
             raise
+
+
+def silence_stdout() -> None:
+    """fd 1 becomes /dev/null: what stdout still buffers goes nowhere instead of failing every later flush (and
+    the CLI's exit with `output failed`)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
 
 
 def line(e: OSError) -> str:
@@ -99,6 +115,21 @@ class DiskFull:
                 await self.pause(full)
                 if self.drv._early_stop():
                     return False
+
+    def echo(self, text: str, *, logged: bool) -> None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
+            full = disk_full(e)
+            if full is None or not logged:
+                raise
+            silence_stdout()
+            try:
+                sys.stderr.write(f"owed: drive: stdout is not written any more ({line(full)}); the drive log "
+                                 f"{self.drv.log.path} keeps every line\n")
+            except OSError:
+                pass
 
     def say(self, event: dict, text: str) -> None:
         try:

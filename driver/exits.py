@@ -49,7 +49,7 @@ def exit_code(e: BaseException) -> int:
 
 
 def record_exit(driver, log, code: int, reason: str, error: str | None) -> None:
-    from driver.diskfull import disk_full, line
+    from driver.diskfull import disk_full, line, silence_stdout
 
     doc = {"event": "exit", "code": code, "reason": reason, "error": error}
     try:
@@ -58,8 +58,8 @@ def record_exit(driver, log, code: int, reason: str, error: str | None) -> None:
         full = disk_full(e)
         if full is None:
             raise
-        if not isinstance(e, OSError):  # stdout failed (a detached driver's stdout is the log): what it still
-            _silence_stdout()  # buffers goes nowhere instead of failing the exit again
+        if not isinstance(e, OSError):  # the CLI's guarded stdout (OutputFailed): a detached driver's log
+            silence_stdout()  # what stdout still buffers goes nowhere instead of failing the exit again
         record = json.dumps({k: v for k, v in doc.items() if v is not None}, ensure_ascii=False, separators=(",", ":"))
         try:
             sys.stderr.write(f"owed: drive exit {code} ({reason}{': ' + error if error else ''}); the exit record "
@@ -67,17 +67,6 @@ def record_exit(driver, log, code: int, reason: str, error: str | None) -> None:
             sys.stderr.flush()
         except OSError:
             pass  # stderr is that full log too: nowhere left to say it; the exit code still says how it ended
-
-
-def _silence_stdout() -> None:
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
-        os.close(devnull)
-    except (OSError, AttributeError, ValueError):
-        pass
 
 
 def _record(driver, log, doc: dict) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json as jsonlib
 import os
 import signal
-import sys
 import time
 from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
@@ -94,8 +93,7 @@ class Driver:
         if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
             doc = {"contract": CONTRACT, **doc}  # (detached, stdout is the log file: its lines stay log lines)
         line = json_controls(jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":"))) if self.json else text
-        sys.stdout.write((line if self.json else escape_controls(line)) + "\n")
-        sys.stdout.flush()
+        self.diskfull.echo((line if self.json else escape_controls(line)) + "\n", logged=self.log is not None)
 
     # --- facts -------------------------------------------------------------------------------------
 

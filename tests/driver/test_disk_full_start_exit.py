@@ -127,3 +127,30 @@ def test_record_exit_into_a_full_log_writes_the_record_to_stderr(capsys):
     record_exit(None, DriveLog("/dev/full"), 4, "idle", None)  # the never-started driver's path
     note = _exit_note(capsys.readouterr().err)
     assert note == {"event": "exit", "code": 4, "reason": "idle"}
+
+
+def test_a_full_stdout_the_cli_guards_is_a_disk_full_error_too():
+    """A detached driver's stdout is the log: the CLI's guarded stdout raises OutputFailed (from None), which
+    the disk-full handling must still see as the full disk it is."""
+    import errno
+
+    from driver.diskfull import disk_full
+    from owed.cli.run import OutputFailed
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert disk_full(OutputFailed(full)) is full
+    assert disk_full(OutputFailed(OSError(errno.EPIPE, "Broken pipe"))) is None
+
+
+def test_a_full_stdout_at_exit_keeps_the_exit_code_and_the_record_stays_in_the_log(tmp_path):
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, nodes=node("a"))
+    with open("/dev/full", "w") as out:
+        r = subprocess.run([sys.executable, "-m", "owed", "drive"], cwd=repo, stdout=out, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+    log = repo / ".git" / "owed" / "drive" / "log.jsonl"
+    events = [json.loads(x) for x in log.read_text().splitlines()]
+    assert events[-1]["event"] == "exit", events[-3:]
+    assert r.returncode == events[-1]["code"] == 0, r.stderr  # idle: the driver's own code, not "output failed"
+    assert [e["node"] for e in events if e.get("action") == "merge" and e.get("exit") == 0] == ["a"]
+    assert r.stderr.strip().splitlines() == [f"owed: drive: stdout is not written any more (disk full: No space left "
+                                             f"on device); the drive log {log} keeps every line"]
