@@ -123,3 +123,15 @@ def test_a_ruling_owed_by_an_unreviewed_outside_candidate_launches_the_writer_to
     b.obs("c", "writes", "pass")
     [act] = [a for a in b.decide() if a.node == "c"]
     assert (act.kind, act.role, act.reason, act.detail) == ("launch", "writer", "ruling", str(b.state.seq - 1))
+
+
+def test_a_rejecting_review_of_an_outside_candidate_launches_the_writer_with_the_repair():
+    b = Book()
+    b.dispatch("a")
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    rrid = b.launch("a", "reviewer", 1)
+    b.review("a", verdict="block", by="reviewer:drive-a-1-1")
+    [act] = _mine(b, {rrid: run(state="sealed", ok=True)})
+    assert (act.kind, act.role, act.reason) == ("launch", "writer", "repair")
