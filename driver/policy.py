@@ -323,10 +323,11 @@ def _without_candidate(n: _Node) -> list[Action]:
 
 
 def _first_writer(n: _Node) -> Action:
-    """The slot's first writer run, no candidate: the repair or rebase the slot owes as its task, else the
-    writer's task (acts.launch adds the commits already on the slot branch)."""
+    """The slot's first writer run, no candidate: the repair or rebase a slot that had candidates owes as its
+    task, else the writer's task (acts.launch adds the commits already on the slot branch; a new attempt's
+    writer reads earlier attempts' blocks in its packet, as before)."""
     _, repairable = _writer_debts([], n.blocks, None)
-    if repairable:
+    if repairable and n.slot.commits:
         return _repair(n)
     if n.slot.prev_cand is not None:
         return n.send("rebase")

@@ -135,3 +135,19 @@ def test_a_rejecting_review_of_an_outside_candidate_launches_the_writer_with_the
     b.review("a", verdict="block", by="reviewer:drive-a-1-1")
     [act] = _mine(b, {rrid: run(state="sealed", ok=True)})
     assert (act.kind, act.role, act.reason) == ("launch", "writer", "repair")
+
+
+def test_a_new_attempt_with_blocks_of_the_old_one_gets_a_plain_launch_and_a_voided_candidate_the_repair():
+    b = Book()
+    b.dispatch("a")
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "fail")  # an execution block: it binds across candidates and attempts
+    b.obs("a", "writes", "pass")
+    b.add(E.Rule(by="parent:cli", nodes=("a",), text="start from the spec", writer=True))  # voids c1
+    assert b.state.nodes["a"].slot.cand is None
+    [act] = _mine(b)
+    assert (act.kind, act.role, act.reason) == ("launch", "writer", "repair")  # the slot's own work owes it
+    b.add(E.Abandon(by="parent:cli", node="a", attempt=1, reason="start over"))
+    b.dispatch("a", attempt=2)
+    [act] = _mine(b)
+    assert (act.kind, act.role, act.reason, act.attempt) == ("launch", "writer", None, 2)  # as before: its task
