@@ -70,3 +70,36 @@ def test_commits_without_a_submit_launch_the_writer_with_a_task_that_names_them(
     assert launch["role"] == "writer" and "reason" not in launch
     [task] = messages(repo, "a")
     assert "already has 1 commit(s) over its base" in task and "do not start over" in task, task
+
+
+REBASE_AND_SUBMIT = MARK_WRITER + """\
+    base=$(sed -n 's/.*git rebase --onto \\([0-9a-f]*\\) .*/\\1/p' "$OWED_TASK_FILE")
+    test -n "$base" || { echo "no rebase in the task"; exit 1; }
+    git reset -q --hard "$base"
+    echo "$OWED_NODE" > shared.txt
+    git add -A && git commit -qm "$OWED_NODE on the new base"
+    $OWED submit "$OWED_NODE"
+"""
+
+
+def test_a_rebase_conflict_of_a_candidate_submitted_by_hand_launches_the_writer_with_the_rebase(tmp_path):
+    nodes = "".join(node(n).replace(f"writes: [{n}.txt]", "writes: [shared.txt]")
+                    .replace(f"test -f {n}.txt", "test -f shared.txt").replace(f"reads: [{n}.txt]", "reads: [shared.txt]")
+                    for n in ("a", "b"))
+    repo = make(tmp_path, writer=REBASE_AND_SUBMIT, nodes=nodes)
+    for n in ("a", "b"):  # both by hand, the same file differently: the second merge conflicts
+        wt = doc(repo, "dispatch", n, *(["--allow-overlap"] if n == "b" else []))["worktree"]
+        with open(f"{wt}/shared.txt", "w") as f:
+            f.write(f"{n} by hand\n")
+        git(wt, "add", "-A")
+        git(wt, "commit", "-q", "-m", f"{n} by hand")
+        assert owed(wt, "submit", n).returncode == 0
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(m["node"] for m in kinds(repo, "merge")) == ["a", "b"], r.stdout
+    loser = next(e["node"] for e in kinds(repo, "rebase"))
+    [launch] = kinds(repo, "launch")
+    assert (launch["node"], launch["role"], launch.get("reason")) == (loser, "writer", "rebase")
+    [task] = messages(repo, loser)
+    assert f"Trunk moved under {loser}" in task and "git rebase --onto" in task, task
+    assert (tmp_path / "writer.runs").read_text().split() == ["run"]
