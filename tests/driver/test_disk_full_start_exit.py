@@ -154,3 +154,36 @@ def test_a_full_stdout_at_exit_keeps_the_exit_code_and_the_record_stays_in_the_l
     assert [e["node"] for e in events if e.get("action") == "merge" and e.get("exit") == 0] == ["a"]
     assert r.stderr.strip().splitlines() == [f"owed: drive: stdout is not written any more (disk full: No space left "
                                              f"on device); the drive log {log} keeps every line"]
+
+
+def _can_mount_tmpfs() -> bool:
+    try:
+        r = subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=16k tmpfs /mnt"],
+                           capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs a private mount namespace (unshare -m) for a small tmpfs")
+def test_a_driver_lock_the_full_disk_cannot_take_is_a_one_line_refusal_and_nothing_is_done(tmp_path):
+    """A real full filesystem (a 64 KiB tmpfs in a private mount namespace, filled up): the ledger dir
+    ($OWED_DIR) lives there, so the lock's record cannot be written."""
+    repo = make(tmp_path, writer=WRITE_AND_SUBMIT, nodes=node("a"))
+    ledger = repo / ".git" / "owed"
+    small = tmp_path / "small"
+    small.mkdir()
+    script = (f"mount -t tmpfs -o size=64k tmpfs {small} && cp -a {ledger}/. {small}/ && "
+              f"mkdir -p {small}/drive && touch {small}/drive/log.jsonl && "
+              f"(dd if=/dev/zero of={small}/fill bs=1k count=1024 2>/dev/null; true) && "
+              f"cp {small}/ledger.jsonl {tmp_path}/before.jsonl && "
+              f"OWED_DIR={small} {sys.executable} -m owed drive --once; echo \"rc=$?\"; "
+              f"ls -a {small} > {tmp_path}/after.ls; cp {small}/ledger.jsonl {tmp_path}/after.jsonl")
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert r.stdout.strip().splitlines()[-1] == "rc=1", r.stdout + r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert line == (f"owed: disk full: cannot write the driver lock {small}/drive.lock (No space left on device); "
+                    "nothing was done (free space, then run owed drive again)"), r.stderr
+    left = (tmp_path / "after.ls").read_text().split()
+    assert not [n for n in left if n.startswith("drive.lock")], left  # no lock, no temporary file
+    assert (tmp_path / "after.jsonl").read_bytes() == (tmp_path / "before.jsonl").read_bytes()
