@@ -108,6 +108,18 @@ def dispatch(drv, act, state, plan) -> str:
     return f"attempt {entry.attempt} at {packet.worktree}"
 
 
+def slot_commits(drv, slot) -> int:
+    """Commits on the slot branch over its base (work done there before the first writer run; 0 when git
+    cannot say: the task then simply does not mention them)."""
+    from owed.gitops.proc import GitError
+
+    try:
+        tip = drv.ctx.repo.branch_oid(slot.branch)
+        return drv.ctx.repo.count_commits(slot.base, tip) if tip and tip != slot.base else 0
+    except (GitError, ValueError):
+        return 0
+
+
 def launch(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
@@ -119,8 +131,10 @@ def launch(drv, act, state, plan) -> str:
              "drive.agents.<name>.command in the plan)", "human",
              f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
-    if act.role == "writer":
-        task, extra = M.writer_task(state, plan, act.node), {}
+    if act.role == "writer" and act.reason is not None:  # the slot's first writer run, for work done outside
+        task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail), {}
+    elif act.role == "writer":
+        task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, state.open_slot(act.node))), {}
     else:
         task, extra = M.reviewer_task(state, plan, act.node, act.n)
     spec = {"agent": name, "model": model, "command": agent_command(agent), "role": act.role, "task": task,
@@ -135,7 +149,8 @@ def launch(drv, act, state, plan) -> str:
         if rec is None or act.rid in rec.runs:
             return []
         return [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node=act.node, attempt=act.attempt,
-                         role=act.role, rid=act.rid, spec=sha, generation=1, rulings=carried or None)]
+                         role=act.role, rid=act.rid, spec=sha, generation=1, rulings=carried or None,
+                         reason=act.reason if act.role == "writer" else None)]
 
     drv.ctx.ledger.append(make)
     start_run(drv, state, plan, act.rid, act.role, 1, task, extra)

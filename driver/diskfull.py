@@ -12,6 +12,15 @@ job's bookkeeping) must not end `owed drive --stay`.
   under `noting()`: its disk-full error is kept and the loop pauses at its next turn; `pause(exc)`: the notice `disk full: …` (node `disk`, a wake fact for drive.notify and `owed wait`), then
   `drive.disk_full_wait_s` seconds of sleep (default 60; a stop request ends it early). When the log itself
   cannot be written the line still reaches stdout, and the event is logged once the log takes writes again.
+- `start(write)`: the driver's start line, before its first pass: a disk-full error writing it is the same
+  pause, then the line is written again (a stop request during the pause: False, the driver stops without a
+  pass); under `--once` it is `LogFull`, a one-line refusal (exit 1: nothing was done, nothing recorded).
+  The exit record's disk-full handling is driver/exits.py's.
+- `echo(text, logged)`: an event's stdout line. A full disk under stdout when the log took the line (`logged`)
+  only silences stdout (one stderr note; the log keeps every line): the driver goes on. Unlogged (stdout is
+  the log), it is the log's disk-full error.
+- `say(event, text)`: an event whose loss must not end the driver (`stopping`: a stop request while the disk
+  is full still stops it cleanly): when the log cannot take it, the text goes to stdout alone.
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ from __future__ import annotations
 import errno
 import sys
 from contextlib import contextmanager
+
+from owed.errors import Refused
 
 FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -28,6 +39,9 @@ def disk_full(exc: BaseException | None, depth: int = 0) -> OSError | None:
         return None
     if isinstance(exc, OSError) and exc.errno in FULL:
         return exc
+    err = getattr(exc, "err", None)  # the CLI's guarded stdout (a detached driver's stdout is the log): OutputFailed
+    if isinstance(err, OSError) and err.errno in FULL:
+        return err
     for inner in getattr(exc, "exceptions", ()):  # an exception group from a task group
         found = disk_full(inner, depth + 1)
         if found is not None:
@@ -35,9 +49,38 @@ def disk_full(exc: BaseException | None, depth: int = 0) -> OSError | None:
     return disk_full(exc.__cause__ or exc.__context__, depth + 1)
 
 
-def _line(e: OSError) -> str:
+def write_out(text: str) -> None:
+    """A line for stdout when the log refused it; best effort: a detached driver's stdout is that log."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except Exception as e:  # noqa: BLE001 - only a disk-full error is dropped (there is nowhere to say it)
+        if disk_full(e) is None:
+            raise
+
+
+def silence_stdout() -> None:
+    """fd 1 becomes /dev/null: what stdout still buffers goes nowhere instead of failing every later flush (and
+    the CLI's exit with `output failed`)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def line(e: OSError) -> str:
     where = f": {e.filename}" if e.filename else ""
     return f"disk full: {e.strerror or errno.errorcode.get(e.errno or 0, 'ENOSPC')}{where}"
+
+
+class LogFull(Refused):
+    """`owed drive --once` could not write its start line: nothing was done."""
+
+    code = "disk-full"
 
 
 class DiskFull:
@@ -55,14 +98,59 @@ class DiskFull:
             if out is not None:
                 return out
 
+    async def start(self, write) -> bool:
+        while True:
+            try:
+                write()
+                self._recovered()
+                return True
+            except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
+                full = disk_full(e)
+                if full is None:
+                    raise
+                if self.drv.once:
+                    log = self.drv.log.path if self.drv.log is not None else "the drive log (its stdout)"
+                    raise LogFull(f"{line(full)}: the driver cannot write its start line to {log}; nothing was "
+                                  "done (free space, then run owed drive again)") from None
+                await self.pause(full)
+                if self.drv._early_stop():
+                    return False
+
+    def echo(self, text: str, *, logged: bool) -> None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
+            full = disk_full(e)
+            if full is None or not logged:
+                raise
+            silence_stdout()
+            try:
+                sys.stderr.write(f"owed: drive: stdout is not written any more ({line(full)}); the drive log "
+                                 f"{self.drv.log.path} keeps every line\n")
+            except OSError:
+                pass
+
+    def say(self, event: dict, text: str) -> None:
+        try:
+            self.drv.emit(event, text)
+        except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
+            full = disk_full(e)
+            if full is None:
+                raise
+            write_out(f"{text} (not in the drive log: {line(full)})\n")
+
+    def _recovered(self) -> None:
+        if self.episode:  # recovered: the next episode's notice (the same text, often) is news again
+            self.episode = False
+            self.drv.printed.pop("notify:disk", None)
+
     async def guard(self, turn, tg):
         try:
             if self.noted is not None:
                 await self.pause(self.noted)
             out = await turn(tg)
-            if self.episode:  # recovered: the next episode's notice (the same text, often) is news again
-                self.episode = False
-                self.drv.printed.pop("notify:disk", None)
+            self._recovered()
             return out
         except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
             full = disk_full(e)
@@ -99,7 +187,7 @@ class DiskFull:
             self.drv.notifier.notice(act, state)
             self.unlogged = None
             return True
-        except OSError as again:
+        except Exception as again:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
             if disk_full(again) is None:
                 raise
             self.drv.printed.pop("notify:disk", None)
@@ -109,11 +197,10 @@ class DiskFull:
     def _notice(self, e: OSError, wait: float) -> None:
         from driver.policy import Action
 
-        act = Action("notify", "disk", reason=_line(e),
+        act = Action("notify", "disk", reason=line(e),
                      command=f"free space; the driver retries in {wait:g} s")
         if not self._log(act, self.drv.seen[0] or self.drv.ctx.state):
-            sys.stdout.write(f"notice: disk — {act.reason} → {act.command} (the drive log is full too)\n")
-            sys.stdout.flush()
+            write_out(f"notice: disk — {act.reason} → {act.command} (the drive log is full too)\n")
 
     async def pause(self, exc: OSError) -> None:
         import anyio

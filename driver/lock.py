@@ -169,6 +169,22 @@ def _remove_stale(path: Path, stale: Holder) -> None:
             pass
 
 
+def _write_tmp(tmp: Path, raw: bytes, path: Path) -> None:
+    """The lock record into its temporary file; a full disk (ENOSPC, EDQUOT) is a one-line refusal: no lock,
+    no temporary file left, nothing done."""
+    try:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise Refused(f"disk full: cannot write the driver lock {path} ({e.strerror}); nothing was done (free "
+                      "space, then run owed drive again)") from None
+
+
 def acquire(ledger_dir, *, session: str | None = None) -> DriveLock:
     path = lock_path(ledger_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,10 +194,7 @@ def acquire(ledger_dir, *, session: str | None = None) -> DriveLock:
         record["session"] = session
     raw = json.dumps(record, sort_keys=True).encode() + b"\n"
     tmp = path.with_name(f"{path.name}.tmp.{pid}.{os.urandom(4).hex()}")
-    with open(tmp, "wb") as f:
-        f.write(raw)
-        f.flush()
-        os.fsync(f.fileno())
+    _write_tmp(tmp, raw, path)
     try:
         while True:
             try:

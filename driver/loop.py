@@ -19,26 +19,18 @@ from __future__ import annotations
 import json as jsonlib
 import os
 import signal
-import sys
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from driver.acts import adopter_waiting
 from driver.backoff import Backoffs
 from driver.diskfull import DiskFull
+from driver.exits import Outcome
 from runner.guard import reap_adopted
 
 if TYPE_CHECKING:
     from driver.policy import NoVerdict, Refusal
 
 POLL_S = 0.25
-
-
-@dataclass
-class Outcome:
-    code: int
-    reason: str
-    error: str | None = None
 
 
 class Driver:
@@ -101,8 +93,7 @@ class Driver:
         if self.json and self.log is not None:  # a --json line on stdout is a document of the JSON contract
             doc = {"contract": CONTRACT, **doc}  # (detached, stdout is the log file: its lines stay log lines)
         line = json_controls(jsonlib.dumps(doc, ensure_ascii=False, separators=(",", ":"))) if self.json else text
-        sys.stdout.write((line if self.json else escape_controls(line)) + "\n")
-        sys.stdout.flush()
+        self.diskfull.echo((line if self.json else escape_controls(line)) + "\n", logged=self.log is not None)
 
     # --- facts -------------------------------------------------------------------------------------
 
@@ -262,9 +253,15 @@ class Driver:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._signals, tg)
             try:
+                if not await self.diskfull.start(self._start_line):  # a full disk pauses it too (diskfull.py)
+                    return Outcome(0, "stopped")
                 return await self.diskfull.turns(self._turn, tg)  # turn after turn (driver/diskfull.py)
             finally:
                 tg.cancel_scope.cancel()
+
+    def _start_line(self) -> None:
+        self.emit({"event": "start", "pid": os.getpid(), "once": self.once or None, "stay": self.stay or None},
+                  f"driver started: pid {os.getpid()}")
 
     async def _turn(self, tg) -> Outcome | None:
         """One pass and what follows it: the outcome that ends the loop, or None to go on."""
@@ -323,7 +320,7 @@ class Driver:
     def _early_stop(self) -> bool:
         if self.early and not self.stop_requested:
             self.stop_requested = True
-            self.emit({"event": "stopping"}, "stopping: finishing the current action and measurements")
+            self.diskfull.say({"event": "stopping"}, "stopping: finishing the current action and measurements")
         return self.stop_requested
 
     async def _signals(self, tg) -> None:
@@ -338,7 +335,7 @@ class Driver:
                     return
                 self.stop_requested = True
                 self.wake.set()
-                self.emit({"event": "stopping"}, "stopping: finishing the current action and measurements "
+                self.diskfull.say({"event": "stopping"}, "stopping: finishing the current action and measurements "
                                                  "(signal again to stop now)")
 
 
@@ -349,7 +346,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
     import anyio
 
     from driver import lock as drive_lock
-    from driver.exits import error_message, record_exit
+    from driver.exits import error_message, exit_code, record_exit
     from driver.log import DriveLog, log_path, stdout_is, summary
     from owed.git import Repo
 
@@ -372,8 +369,6 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
             try:
                 driver = Driver(cwd, once=once, json=json, stay=stay, max_open=max_open, log=log)
                 driver.hard_stop = False
-                driver.emit({"event": "start", "pid": os.getpid(), "once": once or None, "stay": stay or None},
-                            f"driver started: pid {os.getpid()}")
                 result: list = []
 
                 driver.early = early
@@ -390,7 +385,7 @@ def main(cwd: str, *, once: bool = False, json: bool = False, stay: bool = False
             except KeyboardInterrupt:
                 outcome = Outcome(130, "killed")
             except Exception as e:  # noqa: BLE001 - recorded as the exit record, then reported
-                outcome = Outcome(3, "error", error_message(e))
+                outcome = Outcome(exit_code(e), "error", error_message(e))
             reason = "idle" if outcome.reason == "once" else outcome.reason  # a --once pass ends as idle
             record_exit(driver, log, outcome.code, reason, outcome.error)
             return outcome.code

@@ -37,8 +37,15 @@ def _task(state, plan, node_id: str) -> list[str]:
     return lines
 
 
-def writer_task(state, plan, node_id: str) -> str:
-    return "\n".join(_task(state, plan, node_id) + [f"When done: commit your work, then run: owed submit {node_id}"]) + "\n"
+def writer_task(state, plan, node_id: str, commits: int = 0) -> str:
+    """The first run's task; `commits` already on the slot branch (someone worked there without a driver run)
+    are named, so the writer continues them instead of starting over."""
+    slot = state.open_slot(node_id)
+    have = ([f"The slot branch {slot.branch} already has {commits} commit(s) over its base (work done before this "
+             f"run, not yet submitted): read them (git log {slot.base[:12]}..HEAD), continue from them, and do "
+             "not start over."] if commits else [])
+    return "\n".join(_task(state, plan, node_id) + have
+                     + [f"When done: commit your work, then run: owed submit {node_id}"]) + "\n"
 
 
 def _resumed(state, node_id: str) -> list[str]:

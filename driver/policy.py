@@ -9,7 +9,12 @@ node gets at most one action per pass:
   a job of the node in flight (attest, merge)        → nothing
   run intents not yet started (launch/send recorded,
     no process for that generation)                  → start   (crash-safe: same run id, same generation)
-  no writer launch                                   → launch writer
+  no writer launch and no candidate                  → launch writer (its task names commits already on the
+                                                       slot branch; a rebase or repair the slot owes is its task)
+  no writer launch, a candidate (submitted outside
+    a driver run)                                    → the candidate rules below; the first follow-up it needs
+                                                       (repair, rebase, ruling, report) launches the writer
+                                                       with that follow-up as its task (launch `reason`)
   writer running, no candidate                       → wait
   no candidate, writer ended:
     ended badly (exit ≠ 0, timeout, lost)            → halt (human)
@@ -138,10 +143,14 @@ def _starts(rec, runs: dict) -> list[Action]:
     return out
 
 
-def _undelivered_ruling(state, node_id: str, wrec) -> int | None:
+def _undelivered_ruling(state, node_id: str, wrec, slot) -> int | None:
     """The newest ruling that asks this node's writer to act (`owed rule --writer`) and that the writer
-    has not been given yet (its launch, a repair or a ruling follow-up carried it)."""
-    seqs = [r.seq for r in state.rules if r.writer and ("*" in r.nodes or node_id in r.nodes) and r.seq > wrec.rulings]
+    has not been given yet (its launch, a repair or a ruling follow-up carried it). Without a writer run,
+    the rulings after the candidate (whoever submitted it saw the earlier ones; a launch carries them all)."""
+    after = wrec.rulings if wrec is not None else slot.cand.seq if slot.cand is not None else None
+    if after is None:
+        return None
+    seqs = [r.seq for r in state.rules if r.writer and ("*" in r.nodes or node_id in r.nodes) and r.seq > after]
     return max(seqs) if seqs else None
 
 
@@ -160,20 +169,27 @@ def _writer_debts(its, blocks, cand) -> tuple[list, list]:
 
 
 def _since(wrec, reason: str, after: int) -> list[int]:
-    """Seqs of this run's follow-ups of `reason` recorded after `after`."""
-    return [s for s, r in zip(wrec.sends, wrec.reasons) if r == reason and s > after]
+    """Seqs of this run's follow-ups of `reason` recorded after `after` (a launch carrying that reason counts)."""
+    if wrec is None:
+        return []
+    launched = [wrec.launch] if wrec.reason == reason and wrec.launch > after else []
+    return launched + [s for s, r in zip(wrec.sends, wrec.reasons) if r == reason and s > after]
 
 
 def _last_act(wrec) -> int:
-    return max([wrec.launch, *wrec.sends])
+    return max([wrec.launch, *wrec.sends]) if wrec is not None else 0
 
 
-def _repair(node_id, a, rec, wrec, repairs: int, hint: str | None = None) -> Action:
-    used = len(_since(wrec, "repair", rec.epoch))
-    if used >= repairs:
-        return _halt(node_id, a, f"repairs exhausted ({used} of {repairs} since #{rec.epoch})"
-                     + (f"; {hint}" if hint else ""), "human", f"owed resume {node_id} --note \"...\"")
-    return Action("send", node_id, a, rid=wrec.rid, role=WRITER, generation=wrec.generation + 1, reason="repair")
+def _last_reason(wrec) -> str | None:
+    return wrec.reasons[-1] if wrec.reasons else wrec.reason
+
+
+def _repair(n: _Node, hint: str | None = None) -> Action:
+    used = len(_since(n.wrec, "repair", n.rec.epoch))
+    if used >= n.repairs:
+        return _halt(n.id, n.a, f"repairs exhausted ({used} of {n.repairs} since #{n.rec.epoch})"
+                     + (f"; {hint}" if hint else ""), "human", f"owed resume {n.id} --note \"...\"")
+    return n.send("repair")
 
 
 def _fresh(fact: Refusal | NoVerdict | None, rec, state) -> bool:
@@ -207,6 +223,10 @@ class _Node:
     resumed: bool = False
 
     def send(self, reason: str, **kw) -> Action:
+        """The writer's follow-up of `reason`; without a writer run yet (the slot's work came from outside a
+        driver run), the writer's launch with that follow-up as its task."""
+        if self.wrec is None:
+            return Action("launch", self.id, self.a, rid=self.wrid, role=WRITER, reason=reason, **kw)
         return Action("send", self.id, self.a, rid=self.wrid, role=WRITER, generation=self.wrec.generation + 1,
                       reason=reason, **kw)
 
@@ -224,16 +244,14 @@ def _node_action(state, plan, node_id: str, runs: dict, facts: Facts, repairs: i
     if starts:
         s = starts[0]
         return [Action("start", node_id, n.a, rid=s.rid, role=s.role, generation=s.generation)]
-    n.wrec = rec.runs.get(n.wrid)
-    if n.wrec is None:
-        return [Action("launch", node_id, n.a, rid=n.wrid, role=WRITER)]
+    n.wrec = rec.runs.get(n.wrid)  # None: no writer run yet (a new slot, or work submitted outside the driver)
     asked = question_due(n.rec, runs, n.id, n.a)
     if asked is not None:
         return asked
     n.wview = runs.get(n.wrid)
-    n.ended = (n.wview.state if n.wview else "absent") in ("sealed", "lost")
-    ruling = _undelivered_ruling(state, node_id, n.wrec)
-    if ruling and n.ended and n.wview is not None and n.wview.ok is not False:
+    n.ended = n.wrec is None or (n.wview.state if n.wview else "absent") in ("sealed", "lost")
+    ruling = _undelivered_ruling(state, node_id, n.wrec, n.slot)
+    if ruling and n.ended and (n.wrec is None or n.wview is not None and n.wview.ok is not False):
         # A ruling asking the writer to act reaches it as a follow-up once its current run has ended.
         return [n.send("ruling", detail=str(ruling))]
     report = _report_due(n)
@@ -279,6 +297,8 @@ def _without_candidate(n: _Node) -> list[Action]:
     if n.parent_wait:
         return [n.parent_halt()]
     wview, wrec = n.wview, n.wrec
+    if wrec is None:
+        return [_first_writer(n)]
     if not wview.ok:
         if n.resumed:
             return [n.send("interrupted")]
@@ -290,16 +310,28 @@ def _without_candidate(n: _Node) -> list[Action]:
                else f"exited {wview.exit_code}")
         return [_halt(n.id, n.a, f"writer run {why} without a candidate", "human",
                       f"owed resume {n.id} --note \"...\"", rid=n.wrid)]
-    last = wrec.reasons[-1] if wrec.reasons else None
+    last = _last_reason(wrec)
     _, repairable = _writer_debts([], n.blocks, None)
     if repairable and (last != "repair" or n.resumed):
-        return [_repair(n.id, n.a, n.rec, wrec, n.repairs)]
+        return [_repair(n)]
     if n.slot.prev_cand is not None and last != "rebase":
         return [n.send("rebase")]
     if last in ("submit", "repair", "rebase", "interrupted") and not n.resumed:
         return [_halt(n.id, n.a, "writer finished without submitting after a reminder", "human",
                       f"owed resume {n.id} --note \"...\"")]
     return [n.send("submit")]
+
+
+def _first_writer(n: _Node) -> Action:
+    """The slot's first writer run, no candidate: the repair or rebase a slot that had candidates owes as its
+    task, else the writer's task (acts.launch adds the commits already on the slot branch; a new attempt's
+    writer reads earlier attempts' blocks in its packet, as before)."""
+    _, repairable = _writer_debts([], n.blocks, None)
+    if repairable and n.slot.commits:
+        return _repair(n)
+    if n.slot.prev_cand is not None:
+        return n.send("rebase")
+    return Action("launch", n.id, n.a, rid=n.wrid, role=WRITER)
 
 
 def _measure_or_repair(n: _Node, its) -> list[Action] | None:
@@ -324,7 +356,7 @@ def _measure_or_repair(n: _Node, its) -> list[Action] | None:
         if _since(n.wrec, "repair", cand.seq) and not n.resumed:
             return [_halt(n.id, n.a, "repair sent but the writer finished without a new candidate"
                           + (f"; {hint}" if hint else ""), "human", f"owed resume {n.id} --note \"...\"")]
-        return [_repair(n.id, n.a, n.rec, n.wrec, n.repairs, hint)]
+        return [_repair(n, hint)]
     return None
 
 

@@ -23,7 +23,7 @@ def rulings_due(n, its) -> list | None:
     from owed.acceptance import _latest_rule
 
     latest = _latest_rule(n.state, n.id, n.slot) or 0
-    if n.wrec.rulings < latest or n.resumed:
+    if (n.wrec.rulings if n.wrec is not None else 0) < latest or n.resumed:
         return [n.send("ruling", detail=str(latest))]
     from driver.policy import _halt
 

@@ -277,6 +277,7 @@ class Launch(Entry, tag="launch"):
     spec: str  # blob
     generation: int = 1
     rulings: int | None = None
+    reason: str | None = None  # a writer launched for a follow-up's reason: its slot had work without a driver run
 
 
 class Send(Entry, tag="send"):

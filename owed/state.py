@@ -224,6 +224,7 @@ class RunRec(_S):
     messages: list[str] = []  # message blob of each follow-up (generation 2, 3, …)
     rulings: int = 0  # highest ruling seq delivered to this run (its launch or a follow-up)
     ts: str = ""
+    reason: str | None = None  # the follow-up reason a writer's launch carried (launch `reason`)
 
 
 class QuestionRec(_S):
@@ -271,6 +272,7 @@ class NodeRec(_S):
     epoch: int = 0  # seq of the latest resume or ruling naming the node: the driver's budgets restart here
     accepted_since: int | None = None  # seq since which the current candidate is continuously accepted
     accepted_cand: int | None = None  # the submit seq accepted_since belongs to
+    accepted_ts: str = ""  # the time of the accepted_since entry: since when the node waits to merge
     # Merge-tree failures of the node's candidates and their trunk-red classification (folds/merge_red.py):
     # obligation -> [merge obs seq, trunk commit, cand seq, failed names, merge key] / [merge obs seq, probe
     # seq, trunk commit, cand seq, sorted names, merge key].

@@ -1,7 +1,9 @@
 """Folds of the driver's intents: launch, send, halt (recorded by parent:drive before it acts).
 
-- launch {node, attempt, role, rid, spec, generation}: an agent run of the node's open slot. A run id is
-  `owed:<project>:<node>:<attempt>:<role>[:<n>]` (reviewers always carry n); one launch per rid.
+- launch {node, attempt, role, rid, spec, generation, reason?}: an agent run of the node's open slot. A run id is
+  `owed:<project>:<node>:<attempt>:<role>[:<n>]` (reviewers always carry n); one launch per rid. A writer's
+  launch carries `reason` (a follow-up's: repair, rebase, ruling, report, …) when it starts the first writer
+  run of a slot that already has work (a candidate submitted outside a driver run): its task is that follow-up.
 - send {node, attempt, rid, send_kind, message, reason, generation}: a follow-up to a launched run that
   starts its next generation (generation = previous + 1).
 - halt {node, attempt, reason, needs, command}: the driver stops acting on the attempt until a later entry
@@ -51,11 +53,13 @@ def fold_launch(state: State, e: E.Launch, plan) -> None:
         raise refuse(e, f"run {e.rid} was already launched (#{rec.runs[e.rid].launch})")
     if e.generation != 1:
         raise refuse(e, "a launch starts generation 1")
+    if e.reason is not None and (e.role != "writer" or e.reason not in SEND_REASONS):
+        raise refuse(e, f"a launch reason is a writer follow-up's reason, not {e.reason!r} ({e.role})")
     from owed.state import RunRec
 
     rec.runs[e.rid] = RunRec(rid=e.rid, role=e.role, attempt=e.attempt, launch=e.seq, spec=e.spec, generation=1,
                              cand=slot.cand.seq if slot.cand else None, ts=e.ts,
-                             rulings=max(e.rulings or 0, slot.rulings_seen))
+                             rulings=max(e.rulings or 0, slot.rulings_seen), reason=e.reason)
 
 
 def fold_send(state: State, e: E.Send, plan) -> None:

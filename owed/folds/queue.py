@@ -4,7 +4,8 @@
 nodes the entry can affect — the node an entry names, an observation's subject, or every node with an open
 candidate for entries that are not node-scoped (plan, genesis, rule, merge, adopt, …) — and keeps
 `NodeRec.accepted_since` (None while not accepted) together with `accepted_cand`, the submit seq it
-belongs to: a new candidate or a lost acceptance resets it. The merge queue (owed/views/queue.py) orders
+belongs to, and `accepted_ts`, that entry's time (status's and why's `mergeWaiting[id].since`: since when the
+node has waited without interruption): a new candidate or a lost acceptance resets them. The merge queue (owed/views/queue.py) orders
 accepted nodes by it. Derived state only: no entry records it, replay recomputes it.
 """
 
@@ -40,5 +41,6 @@ def track(state: State, e, plan) -> None:
         cand = slot.cand if slot is not None and slot.open else None
         if cand is None or plan.node(node_id) is None or not accepted(state, plan, node_id):
             rec.accepted_since = rec.accepted_cand = None
+            rec.accepted_ts = ""
         elif rec.accepted_since is None or rec.accepted_cand != cand.seq:
-            rec.accepted_since, rec.accepted_cand = e.seq, cand.seq
+            rec.accepted_since, rec.accepted_cand, rec.accepted_ts = e.seq, cand.seq, e.ts

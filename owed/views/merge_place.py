@@ -7,7 +7,7 @@
   `mergeWaiting[id]`) and `merge_batch`, the planned batch it is in (status's `mergeBatch`, with
   `drive.merge_batch` ≥ 2: owed/batchplan.py); a node that landed in a batch: `merged (#seq, in batch a, b,
   c)`. Nothing is set for a node outside the queue.
-- `lines(view)`: the text lines of both.
+- `lines(view)`: the text line of the planned batch (the merge waiting is the phase line's: said once).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def decorate(state, plan, node_id: str, v, job: dict | None) -> None:
     queue = merge_queue(state, plan)
     if node_id not in queue:
         return
-    waiting = merge_waiting(queue, job)
+    waiting = merge_waiting(state, queue, job)
     if job and node_id in (job.get("members") or ()) or node_id in waiting:
         v.phase = phase_of(node_id, job, waiting)
     if node_id in waiting:
@@ -39,14 +39,7 @@ def decorate(state, plan, node_id: str, v, job: dict | None) -> None:
 
 
 def lines(v) -> list[str]:
-    from owed.views.queue import hhmm
-
     out = []
-    w = v.merge_waiting
-    if w is not UNSET and w:
-        ahead = w.ahead
-        out.append(f"Merge waiting: driver-internal job {w.job} (since {hhmm(w.since)}); "
-                   f"{ahead} merge{'' if ahead == 1 else 's'} ahead")
     if v.merge_batch is not UNSET and v.merge_batch:
         b = v.merge_batch
         role = "as its leader" if b[0] == v.node else f"with {b[0]}"

@@ -286,7 +286,7 @@ def build(state, plan, now: datetime, facts: dict | None = None, full: bool = Fa
     known, lapsed = KR.view(state, plan)
     debt += [KR.text(k) for k in known] + [Q.text(q) for q in Q.view(state, plan)]
     queue = merge_queue(state, plan)
-    merge_wait = merge_waiting(queue, facts.get("merging"))
+    merge_wait = merge_waiting(state, queue, facts.get("merging"))
     progress = _progress(state, plan, now, facts, merge_wait, needs, debt)
     ready = readiness.ready_nodes(state, plan)
     ready_rows = _ready_rows(state, plan, ready)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import types
 
+from driver.diskfull import DiskFull
 from driver.log import DriveLog
 from driver.loop import Driver
 
@@ -15,6 +16,7 @@ EVIL = "title \x1b[2J\x1b]0;owned\x07 \x9b31m end"
 
 def _emit(capsys, *, json_mode: bool, log=None) -> str:
     fake = types.SimpleNamespace(printed={}, log=log, json=json_mode)
+    fake.diskfull = DiskFull(fake)  # emit's stdout line goes through it (a full stdout, driver/diskfull.py)
     Driver.emit(fake, {"event": "action", "action": "halt", "node": "a", "reason": EVIL}, f"halt a: {EVIL}")
     return capsys.readouterr().out
 

@@ -369,3 +369,24 @@ def test_batch_fields_need_a_newer_owed_in_an_older_reader(monkeypatch):
     monkeypatch.setitem(E.BY_KIND, "merge", old_merge)  # the reader of an owed before batch merges
     err = _explain(line.rstrip(b"\n"), 6)
     assert "needs a newer owed" in str(err) and "members" in str(err)
+
+
+LAUNCH = E.Launch(seq=6, ts="2026-11-30T09:00:06.000Z",
+                  prev="b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407", by="parent:drive", node="a",
+                  attempt=1, role="writer", rid="owed:0123456789ab:a:1:writer", spec="5" * 64, reason="repair")
+LAUNCH_HASH = "a9c97a7cf89d5f8f9dcde8be398e140618f74d9759dad22d50fbeeba1ab0dedf"
+
+
+def test_launch_reason_vector_is_the_documented_line_and_an_older_reader_refuses_it():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "ledger-format.md").read_text()
+    line = E.entry_bytes(LAUNCH)
+    assert line.decode() in doc and f"hash `{LAUNCH_HASH}`" in doc
+    assert sha256_hex(line) == LAUNCH_HASH and E.seal(LAUNCH).hash == LAUNCH_HASH
+    plain = msgspec.structs.replace(LAUNCH, reason=None)
+    assert b"reason" not in E.entry_bytes(plain)  # absent: omitted, the older launch bytes unchanged
+    fields = json.loads(line)
+    older = msgspec.defstruct("Launch", [(k, object) for k in fields if k != "reason"], forbid_unknown_fields=True)
+    with pytest.raises(msgspec.ValidationError, match="reason"):
+        msgspec.json.decode(line, type=older)
