@@ -212,11 +212,12 @@ def test_answer_rid_and_rev_pick_retry_and_refuse_like_the_seed_says(tmp_path):
     r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "7", "hola", "--json")
     assert r.returncode == 0, r.stderr
     first = json.loads(r.stdout)
-    assert (first["qid"], first["rid"], first["rev"]) == ("q1", rid, 1)  # the open question's own revision
+    req = first["request"]
+    assert (req["qid"], req["rid"], req["rev"]) == ("q1", rid, 1)  # the open question's own revision
     assert "rev 1" in owed(repo, "answer", "a", "--qid", "q1", "hola").stdout  # the same answer again: a retry
     r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "1", "hola", "--json")
     again = json.loads(r.stdout)
-    assert r.returncode == 0 and again["retried"] is True and again["entry"]["seq"] == first["entry"]["seq"]
+    assert r.returncode == 0 and again["request"]["retried"] is True and again["entry"]["seq"] == first["entry"]["seq"]
     assert len(kinds(repo, "rule")) == 1  # nothing recorded by the retries
     r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "adios")
     assert r.returncode == 1 and "revision 1 was answered by" in r.stderr and "other text" in r.stderr, r.stderr
@@ -233,5 +234,5 @@ def test_answer_rid_and_rev_pick_retry_and_refuse_like_the_seed_says(tmp_path):
     assert r.returncode == 1 and "question q1 of a is still open" in r.stderr, r.stderr
     r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "yes, hola", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["rev"] == 2 and len(kinds(repo, "rule")) == 2
+    assert json.loads(r.stdout)["request"]["rev"] == 2 and len(kinds(repo, "rule")) == 2
     ok(repo, "verify")
