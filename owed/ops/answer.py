@@ -160,14 +160,15 @@ def delivery(ledger_dir, state, node_id: str, rule_seq: int, q) -> dict:
 def live_driver(ledger_dir) -> str | None:
     """The drive lock's holder (`pid N on HOST since T`) when its process lives (another host's: assumed live),
     else None. The same record driver/lock.py writes; read here because owed's ops never import driver/."""
-    import json
     import os
+
+    import msgspec  # loaded by the ledger anyway; the stdlib json is not (issue 15)
 
     from owed.ledger.lock import HOST, pid_alive
 
     try:
         with open(os.path.join(ledger_dir, "drive.lock"), "rb") as f:
-            doc = json.loads(f.read())
+            doc = msgspec.json.decode(f.read())
         pid, host = int(doc["pid"]), str(doc["host"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
