@@ -73,8 +73,9 @@ def answer_question(state: State, e: E.Rule) -> None:
             raise refuse(e, f"supersedes #{e.supersedes} goes only with the answer to a re-asked question "
                             "(a later revision of an answered rid+qid)")
         q = found[1]
-        raise refuse(e, f"the answer to revision {q.rev} of question {q.qid} (run {q.rid}) supersedes #{want}, "
-                        f"the latest prior answer of that question, not {e.supersedes}")
+        named = "it carries none" if e.supersedes is None else f"it names #{e.supersedes}"
+        raise refuse(e, f"the answer to revision {q.rev} of question {q.qid} (run {q.rid}) must carry supersedes "
+                        f"#{want} (the latest prior answer of that question); {named}")
     if found:
         found[1].answered, found[1].answer = e.seq, e.text
 

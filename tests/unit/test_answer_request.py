@@ -201,7 +201,9 @@ def test_verify_refuses_a_reask_answer_written_without_supersedes(repo, monkeypa
     with open(led.file, "ab") as f:
         f.write(E.line_bytes(bad))
     r = _owed(repo, "verify")
-    assert r.returncode != 0 and "supersedes" in (r.stdout + r.stderr), (r.stdout, r.stderr)
+    assert r.returncode == 3 and f"must carry supersedes #{first}" in r.stderr and "it carries none" in r.stderr, \
+        (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1  # one line, no traceback
 
 
 RULE = E.Rule(seq=9, ts="2026-11-30T09:00:09.000Z", prev="b06a265d26a6c1d4df32a07e5ba38a7334d778f19990808aa2368f461b560407",
