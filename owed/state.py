@@ -31,7 +31,7 @@ STATE_VERSION = 26  # 13: models + trunk refresh fields; 14: both; 15: halts, wa
 # 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
 # State.history (trunk)
 # 24: history rows carry the commit and a 5000-entry window, State.trunk_runs, defn_since, adopts (trunk)
-# 26: a re-ask's answer rule must carry `supersedes` (answers; 25 is replay's)
+# 26: a re-ask's answer rule must carry `supersedes`; QuestionRec.answered_ts (answers; 25 is replay's)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -238,6 +238,7 @@ class QuestionRec(_S):
     answered: int | None = None  # seq of the answering rule (`owed answer --qid`)
     answer: str | None = None
     rev: int = 1  # the revision of rid+qid: a re-ask of an answered question is its next revision
+    answered_ts: str = ""  # the answering rule's ts (the driver's reminder of an undelivered answer)
 
 
 class NodeRec(_S):

@@ -77,7 +77,7 @@ def answer_question(state: State, e: E.Rule) -> None:
         raise refuse(e, f"the answer to revision {q.rev} of question {q.qid} (run {q.rid}) must carry supersedes "
                         f"#{want} (the latest prior answer of that question); {named}")
     if found:
-        found[1].answered, found[1].answer = e.seq, e.text
+        found[1].answered, found[1].answer, found[1].answered_ts = e.seq, e.text, e.ts
 
 
 def prior_answer(rec, q: QuestionRec) -> int | None:
@@ -104,3 +104,22 @@ def answer_command(node_id: str, q: QuestionRec, open_qs: list[QuestionRec]) -> 
     """The exact `owed answer` of an open question: `--rid` too when another run's open question has its qid."""
     rid = f" --rid {q.rid}" if any(o.qid == q.qid and o.rid != q.rid for o in open_qs) else ""
     return f"owed answer {node_id} --qid {q.qid}{rid} \"…\""
+
+
+def answer_text(q: QuestionRec) -> str:
+    """The parent's own text of q's answer (the rule text without `Answer to <role> question <qid>: `)."""
+    prefix = f"Answer to {q.role} question {q.qid}: "
+    text = q.answer or ""
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+def retry_command(node_id: str, q: QuestionRec, text: str, *, as_: str | None = None, i_am_owner: bool = False) -> str:
+    """The exact `owed answer` that retries the request of q's answer at its revision (`--` before a text that
+    starts with `-`, so it never reads as an option)."""
+    from shlex import quote
+
+    who = (f" --as {quote(as_)}" if as_ else "") + (" --i-am-owner" if i_am_owner else "")
+    dash = " --" if text.startswith("-") else ""
+    return (f"owed answer {quote(node_id)} --qid {quote(q.qid)} --rid {quote(q.rid)} --rev {q.rev}{who}{dash} "
+            f"{quote(text)}")
+

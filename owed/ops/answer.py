@@ -20,11 +20,11 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from owed import entries as E
 from owed import principals as P
+from owed.folds.asks import retry_command
 from owed.errors import Refused, UsageError
 from owed.ops.acts import Done, known_node, parent_or_owner, who
 from owed.ops.context import Context
@@ -32,14 +32,6 @@ from owed.ops.context import Context
 
 def request_id(rule_seq: int) -> str:
     return f"owed-answer-{rule_seq}"
-
-
-def retry_command(node_id: str, q, text: str, *, as_: str | None = None, i_am_owner: bool = False) -> str:
-    """The exact command that retries the request of question q's answer at its revision."""
-    who_ = (f" --as {shlex.quote(as_)}" if as_ else "") + (" --i-am-owner" if i_am_owner else "")
-    dash = " --" if text.startswith("-") else ""
-    return (f"owed answer {shlex.quote(node_id)} --qid {shlex.quote(q.qid)} --rid {shlex.quote(q.rid)} "
-            f"--rev {q.rev}{who_}{dash} {shlex.quote(text)}")
 
 
 def _check_args(rev: int | None, rid: str | None) -> None:

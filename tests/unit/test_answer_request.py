@@ -237,3 +237,36 @@ def test_the_mcp_answer_tool_returns_entry_request_delivery(repo, monkeypatch):
     assert {"entry", "request", "delivery"} <= set(reply.doc)
     assert reply.doc["request"]["id"] == f"owed-answer-{reply.doc['entry']['seq']}"
     assert reply.doc["delivery"]["state"] == "failed" and reply.doc["request"]["rid"] == w
+
+
+def test_the_driver_reminds_once_past_the_grace_with_the_retry_while_the_answered_run_still_runs(repo, monkeypatch):
+    """An answer whose run still runs waits for the run's end; `drive.answer_grace_s` (default 900 s) after the
+    answer the pass carries one reminder with the exact retry command; not before, not once the run has
+    ended (the follow-up goes out that pass) and not once the answer was sent."""
+    from datetime import datetime, timezone
+
+    from driver.policy import Facts, decide
+    from driver.runs import RunView
+
+    w, _ = _two_runs(repo, monkeypatch)
+    assert _ask(repo, w, "Which greeting?").returncode == 0
+    doc = _answer(repo, "--qid", "q1", "--", "-hola")
+    led = Ledger.discover(repo)
+    state = led.state()
+    plan = led.plan(state.plan.sha)
+    at = datetime.strptime(doc["entry"]["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+    def reminders(after_s, run_state="running", st=state):
+        acts = decide(st, plan, {w: RunView(rid=w, generation=1, state=run_state)}, Facts(now=at.timestamp() + after_s))
+        return [a for a in acts if a.kind == "notify" and a.node == "a"]
+
+    assert reminders(899) == []  # the grace has not passed
+    [n] = reminders(900)
+    seq = doc["entry"]["seq"]
+    assert n.reason == f"reminder: answered #{seq} (request owed-answer-{seq}), waiting for run {w} to end for its follow-up"
+    assert n.command == doc["request"]["retry"] and n.command.endswith("--rev 1 -- -hola")
+    assert reminders(900, "sealed") == []  # ended: this pass sends the answer instead
+    msg = led.put_blob(b"the answer")
+    led.append(lambda s: [E.Send(seq=-1, ts="", prev="", by="parent:drive", node="a", attempt=1, rid=w,
+                                 send_kind="follow-up", message=msg, reason="answer", generation=2)])
+    assert reminders(900, st=led.state()) == []  # delivered
