@@ -50,9 +50,11 @@ def _drafts(state, node_id: str, text: str, qid, rid, rev, by: str, channel, ret
     if q is None and (qid or rid or rev):
         prior = prior_question(state, node_id, qid, rid, rev)
         if prior.answer != f"Answer to {prior.role} question {prior.qid}: {text}":
+            latest = max(x.rev for x in state.nodes[node_id].questions if (x.rid, x.qid) == (prior.rid, prior.qid))
+            then = (f"revision {latest} is its latest" if latest > prior.rev
+                    else f"the run asks again: revision {prior.rev + 1}")
             raise Refused(f"question {prior.qid} of run {prior.rid} revision {prior.rev} was answered by "
-                          f"#{prior.answered} with other text; a different answer needs a new question "
-                          f"(the run asks again: revision {prior.rev + 1})")
+                          f"#{prior.answered} with other text; a different answer needs a new question ({then})")
         retried.append(prior)
         return []  # the same answer at the same revision: the original request stands
     slot = state.open_slot(node_id)

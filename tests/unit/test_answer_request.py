@@ -160,6 +160,9 @@ def test_a_reask_answer_supersedes_the_latest_prior_answer_and_only_it_does(repo
     three = _answer(repo, "--qid", "q1", "--rid", w, "sure")
     assert three["entry"]["supersedes"] == rules[-1].seq and three["request"]["supersedes"] == rules[-1].seq
     assert three["request"]["rev"] == 3
+    other = _owed(repo, "answer", "a", "--qid", "q1", "--rid", w, "--rev", "1", "adios")  # other text at rev 1
+    assert other.returncode == 1 and "revision 1 was answered by" in other.stderr, other.stderr
+    assert "revision 3 is its latest" in other.stderr and len(_rules(repo)) == 4
     assert _owed(repo, "verify").returncode == 0
 
 
