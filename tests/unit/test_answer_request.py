@@ -114,7 +114,7 @@ def test_a_sent_answer_reads_delivered_and_a_closed_attempt_failed(repo, monkeyp
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["delivery"]["state"] == "delivered", r.stderr  # it was sent before
     # a fresh question answered, then the attempt closed before any send: failed, named
-    w2, _ = _reopen(repo, led)
+    w2 = _reopen(repo, led)
     assert _ask(repo, w2, "Still hola?").returncode == 0
     _answer(repo, "--qid", "q1", "yes")
     assert _owed(repo, "abandon", "a", "--note", "again").returncode == 0
@@ -122,7 +122,8 @@ def test_a_sent_answer_reads_delivered_and_a_closed_attempt_failed(repo, monkeyp
     assert r.returncode == 0 and "not delivered: attempt 2 of a is closed" in r.stdout, r.stdout
 
 
-def _reopen(repo, led):
+def _reopen(repo, led) -> str:
+    """Attempt 2 of a, dispatched and its writer launched by the driver (the rails its run carries)."""
     from driver.policy import rid_for
     from owed.rails import run_dir_name
     from owed.rails_env import write_rail
@@ -138,7 +139,7 @@ def _reopen(repo, led):
     run_dir = led.root / "drive" / "runs" / run_dir_name(w)
     run_dir.mkdir(parents=True)
     T.TOKENS[w] = write_rail(run_dir, w, "writer", "a", None)
-    return w, None
+    return w
 
 
 def test_a_reask_answer_supersedes_the_latest_prior_answer_and_only_it_does(repo, monkeypatch):
