@@ -145,27 +145,41 @@ def delivery(ledger_dir, state, node_id: str, rule_seq: int, q) -> dict:
         closed = rec.slot.attempt if rec is not None and rec.slot is not None else 0
         return {"state": "failed", "to": to, "reason": f"attempt {closed} of {node_id} is closed: "
                                                         "its runs are not resumed"}
-    driver = live_driver(ledger_dir)
+    try:
+        driver = live_driver(ledger_dir)
+    except Unreadable as e:
+        return {"state": "failed", "to": to, "reason": f"the driver lock {e} is unreadable (is a driver running?)"}
     if driver is None:
         return {"state": "failed", "to": to, "reason": "no driver running (owed drive delivers it when it runs)"}
     return {"state": "queued", "to": to, "via": "follow-up", "driver": driver}
 
 
+class Unreadable(Exception):
+    """drive.lock exists but holds no {pid, host} record (the message is its path)."""
+
+
 def live_driver(ledger_dir) -> str | None:
     """The drive lock's holder (`pid N on HOST since T`) when its process lives (another host's: assumed live),
-    else None. The same record driver/lock.py writes; read here because owed's ops never import driver/."""
+    else None; `Unreadable` for a lock without a record. The same record driver/lock.py writes; read here
+    because owed's ops never import driver/."""
     import os
 
     import msgspec  # loaded by the ledger anyway; the stdlib json is not (issue 15)
 
     from owed.ledger.lock import HOST, pid_alive
 
+    path = os.path.join(ledger_dir, "drive.lock")
     try:
-        with open(os.path.join(ledger_dir, "drive.lock"), "rb") as f:
+        with open(path, "rb") as f:
             doc = msgspec.json.decode(f.read())
-        pid, host = int(doc["pid"]), str(doc["host"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as e:
+        raise Unreadable(path) from e
+    try:
+        pid, host = int(doc["pid"]), str(doc["host"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise Unreadable(path) from e
     name = f"pid {pid} on {host} since {doc.get('since', '?')}"
     if host != HOST:
         return name

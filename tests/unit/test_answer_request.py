@@ -95,6 +95,11 @@ def test_a_live_driver_queues_the_answer_and_a_dead_ones_lock_does_not(repo, mon
     assert os.path.exists(os.path.join(led.dir, "drive.lock"))
     doc = _answer(repo, "--qid", "q1", "--rid", w, "--rev", "1", "hola")
     assert doc["delivery"]["state"] == "failed" and "no driver running" in doc["delivery"]["reason"]
+    with open(os.path.join(led.dir, "drive.lock"), "w") as f:
+        f.write("{not json")
+    doc = _answer(repo, "--qid", "q1", "--rid", w, "--rev", "1", "hola")
+    assert doc["delivery"]["state"] == "failed" and doc["delivery"]["reason"].endswith(
+        "drive.lock is unreadable (is a driver running?)"), doc["delivery"]
 
 
 def test_a_sent_answer_reads_delivered_and_a_closed_attempt_failed(repo, monkeypatch):
