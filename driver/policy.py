@@ -534,7 +534,7 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
                 out.append(act)
             else:
                 out.append(act)
-    out += question_notices(state, plan, open_nodes, facts.now)
+    out += question_notices(state, plan, open_nodes, facts.now, runs)
     if merges and not facts.merging and not facts.trunk_moved:
         out.insert(0, _next_merge(state, plan, merges, facts))
     # Dispatch ready nodes.

@@ -7,7 +7,9 @@
   otherwise None (the rest of the policy decides).
 - `question_notices(state, plan, open_nodes, now)`: one notice per asking node with the exact answer command;
   once a question is older than `drive.answer_grace_s` the notice becomes a reminder (the loop prints a
-  notice only when its text changes: one reminder per question per driver run).
+  notice only when its text changes: one reminder per question per driver run). An answer whose run still
+  runs (it gets the answer as its follow-up once it has ended) gets, `answer_grace_s` after the answer was
+  recorded, one reminder with the exact retry command of its request (`owed answer … --rid … --rev …`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def _epoch(ts: str) -> float | None:
         return None
 
 
-def question_notices(state, plan, open_nodes, now: float) -> list:
+def question_notices(state, plan, open_nodes, now: float, runs: dict | None = None) -> list:
     from driver.policy import Action
 
     grace = plan.drive_config.answer_grace_s
@@ -58,13 +60,36 @@ def question_notices(state, plan, open_nodes, now: float) -> list:
     for node_id in open_nodes:
         rec = state.nodes[node_id]
         qs = [q for q in rec.questions if q.answered is None]
-        if not qs:
-            continue
-        parts = []
+        parts, commands = [], []
         for q in qs:
-            t = _epoch(q.ts)
-            late = t is not None and now and now - t >= grace
-            parts.append(f"{'reminder: still ' if late else ''}asking: {q.text} (#{q.seq})")
-        out.append(Action("notify", node_id, reason="; ".join(parts),
-                          command=" · ".join(answer_command(node_id, q, qs) for q in qs)))
+            parts.append(f"{'reminder: still ' if _late(q, now, grace) else ''}asking: {q.text} (#{q.seq})")
+            commands.append(answer_command(node_id, q, qs))
+        for part, command in _undelivered(rec, node_id, now, grace, runs or {}):
+            parts.append(part)
+            commands.append(command)
+        if parts:
+            out.append(Action("notify", node_id, reason="; ".join(parts), command=" · ".join(commands)))
+    return out
+
+
+def _late(q, now: float, grace: float) -> bool:
+    t = _epoch(q.ts)
+    return bool(t is not None and now and now - t >= grace)
+
+
+def _undelivered(rec, node_id: str, now: float, grace: float, runs: dict) -> list[tuple[str, str]]:
+    """Answered questions whose run still runs, so it has not had the answer (its follow-up comes once it has
+    ended), answered at least `answer_grace_s` ago: one reminder each with the exact retry command."""
+    from owed.folds.asks import answer_text, retry_command
+
+    out = []
+    for q in rec.questions:
+        run, view = rec.runs.get(q.rid), runs.get(q.rid)
+        t = _epoch(q.answered_ts)
+        if q.answered is None or run is None or view is None or view.state not in ("running", "starting") \
+                or t is None or not now or now - t < grace \
+                or any(s > q.answered and r == "answer" for s, r in zip(run.sends, run.reasons)):
+            continue
+        out.append((f"reminder: answered #{q.answered} (request owed-answer-{q.answered}), waiting for run "
+                    f"{q.rid} to end for its follow-up", retry_command(node_id, q, answer_text(q))))
     return out

@@ -120,6 +120,7 @@ class Rule(Entry, tag="rule"):
     writer: bool = False
     prospective: bool = False
     answer: int | None = None  # seq of the question answered (`owed answer`)
+    supersedes: int | None = None  # a re-ask's answer: the latest prior answer rule of the same rid+qid
 
 
 class Dispatch(Entry, tag="dispatch"):

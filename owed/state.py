@@ -24,13 +24,14 @@ import msgspec
 from owed.canon import ZERO_HASH
 from owed.ids import AggVerdict, ObligationId, ObsVerdict, ReviewVerdict, inv_obligation
 
-STATE_VERSION = 24  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 26  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
 # 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
 # State.history (trunk)
 # 24: history rows carry the commit and a 5000-entry window, State.trunk_runs, defn_since, adopts (trunk)
+# 26: a re-ask's answer rule must carry `supersedes`; QuestionRec.answered_ts (answers; 25 is replay's)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -238,6 +239,7 @@ class QuestionRec(_S):
     answered: int | None = None  # seq of the answering rule (`owed answer --qid`)
     answer: str | None = None
     rev: int = 1  # the revision of rid+qid: a re-ask of an answered question is its next revision
+    answered_ts: str = ""  # the answering rule's ts (the driver's reminder of an undelivered answer)
 
 
 class NodeRec(_S):

@@ -340,12 +340,12 @@ def fold_rule(state: State, e: E.Rule, plan) -> None:
     for n in e.nodes:
         if n != "*" and plan.node(n) is None:
             raise refuse(e, f"unknown node {n!r}")
-    state.rules.append(RuleRec(seq=e.seq, by=e.by, text=e.text, nodes=list(e.nodes), writer=e.writer,
-                               prospective=e.prospective))
-    if e.answer is not None:
+    if e.answer is not None or e.supersedes is not None:  # checks before anything changes
         from owed.folds.asks import answer_question
 
         answer_question(state, e)
+    state.rules.append(RuleRec(seq=e.seq, by=e.by, text=e.text, nodes=list(e.nodes), writer=e.writer,
+                               prospective=e.prospective))
     for n in e.nodes:
         rec = state.nodes.get(n)
         for b in rec.blocks if rec else ():

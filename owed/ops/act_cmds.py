@@ -3,7 +3,7 @@
 One function per command (review, approve, evidence, waive, defer, rule, answer, resume, abandon, rebase),
 taking the command's arguments as the CLI parses them; any front end (the CLI, the MCP server) calls the
 same function and gets the same document and text. Missing required text and contradicting flags are usage
-errors raised before anything is read; the acts themselves live in review.py, owner_acts.py, slot_acts.py
+errors raised before anything is read; the acts themselves live in review.py, owner_acts.py, slot_acts.py, answer.py
 (imported on use, so one command loads only its own act).
 """
 
@@ -95,7 +95,7 @@ def rule(cwd: str, text: str, *, nodes: str | None = None, writer: bool = False,
 @op
 def answer(cwd: str, node: str, text: str, *, qid: str | None = None, rid: str | None = None, rev: int | None = None,
            as_: str | None = None, i_am_owner: bool = False) -> Result:
-    from owed.ops.slot_acts import answer as act
+    from owed.ops.answer import answer as act
 
     return act(cwd, node, _text(text, "owed answer needs the answer's text"), qid=qid, rid=rid, rev=rev, as_=as_,
                i_am_owner=i_am_owner)

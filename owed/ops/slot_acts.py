@@ -1,13 +1,11 @@
-"""The parent's acts on rulings and slots: `owed rule`, `owed answer`, `owed resume`, `owed abandon`,
+"""The parent's acts on rulings and slots: `owed rule`, `owed resume`, `owed abandon`,
 `owed rebase`. The parent records them (default `parent:cli`); the owner may too (delegated).
 
 - rule: a ruling naming nodes (or `*`). Every candidate in scope then owes the `rulings` acknowledgment
   (reviewers record `--ack-rulings <seq>`); a ruling naming a node marks its open needs-parent blocks
   ruled (a `*` ruling does not). `--writer` asks the writer to act; `--prospective` binds only attempts
   dispatched later (the two cannot be combined).
-- answer: a ruling naming the node that answers its writer: text `Answer to <writer>: <text>`, `writer:
-  false`, and `answer` = the seq of the dispatch whose writer is answered (questions are not ledger entries
-  yet; delivery to a running writer comes with `owed drive`). Record only.
+- answer: moved to owed/ops/answer.py (the answering rule, its request id and its delivery).
 - resume: on a held node, releases the hold (`release: "hold"`); on an open slot, a fresh start, an
   explicit wait `--after a,b` (until they merge) or `--expect report`.
 - abandon: closes the open slot, also of a node removed from the plan since (an orphaned slot); `--hold`
@@ -83,65 +81,6 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
                              f"--candidate {c12}")
     doc = {"entry": E.to_dict(e), "ruled": [{"node": n, "block": s} for n, s in ruled], "acknowledge": owing}
     return Done(entries=written, lines=lines, doc=doc)
-
-
-def answer(cwd: str, node_id: str, text: str, *, qid: str | None = None, rid: str | None = None,
-           rev: int | None = None, as_: str | None = None, i_am_owner: bool = False) -> Done:
-    if rev is not None and (isinstance(rev, bool) or not isinstance(rev, int) or rev < 1):
-        raise UsageError(f"--rev must be a positive integer, not {rev!r}")
-    if rid is not None and not rid.strip():
-        raise UsageError("--rid names a driver run (owed status lists the asking runs)")
-    by, channel = parent_or_owner(as_, i_am_owner, "answer", f"Answer to {node_id}: {text}")
-    ctx = Context.load(cwd)
-    known_node(ctx.plan, node_id)
-    from owed.ops.asks import prior_question, question_for
-
-    retried: list = []
-
-    def make(state):
-        q = question_for(state, node_id, qid, rid)  # an open one always takes its current revision
-        if q is None and (qid or rid or rev):
-            prior = prior_question(state, node_id, qid, rid, rev)
-            if prior.answer != f"Answer to {prior.role} question {prior.qid}: {text}":
-                raise Refused(f"question {prior.qid} of run {prior.rid} revision {prior.rev} was answered by "
-                              f"#{prior.answered} with other text; a different answer needs a new question "
-                              f"(the run asks again: revision {prior.rev + 1})")
-            retried.append(prior)
-            return []  # the same answer at the same revision: it stands, the driver delivers it
-        slot = state.open_slot(node_id)
-        if slot is None:
-            raise Refused(f"{node_id} has no open slot: there is no writer to answer "
-                          f"(owed rule --nodes {node_id} \"...\" records a ruling)")
-        if q is not None:
-            return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, nodes=(node_id,), writer=False,
-                           text=f"Answer to {q.role} question {q.qid}: {text}", answer=q.seq)]
-        writer = P.writer_for(node_id, slot.attempt)
-        return [E.Rule(seq=-1, ts="", prev="", by=by, channel=channel, text=f"Answer to {writer}: {text}",
-                       nodes=(node_id,), writer=False, answer=slot.seq)]
-
-    state, written = ctx.ledger.append(make)
-    if retried:
-        return _answer_retried(ctx, retried[0])
-    e = written[0]
-    slot = recorded_slot(state, node_id)  # an answer leaves its slot open
-    asked = next((q for q in state.nodes[node_id].questions if q.seq == e.answer), None)
-    to = (f"question {asked.qid} rev {asked.rev} (#{asked.seq}) of {asked.by}, run {asked.rid}" if asked
-          else P.writer_for(node_id, slot.attempt))
-    lines = [f"Recorded answer #{e.seq} to {to} (a ruling naming {node_id}) by {who(by, channel)}: {text}",
-             f"owed drive delivers it as the run's next follow-up; reviewers acknowledge it with --ack-rulings {e.seq}"]
-    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e), "writer": P.writer_for(node_id, slot.attempt),
-                                                   **({"qid": asked.qid, "rid": asked.rid, "rev": asked.rev}
-                                                      if asked else {})})
-
-
-def _answer_retried(ctx, q) -> Done:
-    """A retry of a recorded answer (same rid+qid+rev, same text): nothing recorded; the rule it names."""
-    rule = next((e for e in ctx.ledger.read_all() if e.seq == q.answered), None)
-    lines = [f"Answer #{q.answered} to question {q.qid} rev {q.rev} (#{q.seq}) of {q.by}, run {q.rid} is already "
-             "recorded with this text; nothing recorded (owed drive delivers it as the run's next follow-up)"]
-    doc: dict[str, Any] = {"entry": E.to_dict(rule) if rule is not None else None, "retried": True,
-                           "qid": q.qid, "rid": q.rid, "rev": q.rev}
-    return Done(entries=[], lines=lines, doc=doc)
 
 
 def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],

@@ -212,11 +212,12 @@ def test_answer_rid_and_rev_pick_retry_and_refuse_like_the_seed_says(tmp_path):
     r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "7", "hola", "--json")
     assert r.returncode == 0, r.stderr
     first = json.loads(r.stdout)
-    assert (first["qid"], first["rid"], first["rev"]) == ("q1", rid, 1)  # the open question's own revision
+    req = first["request"]
+    assert (req["qid"], req["rid"], req["rev"]) == ("q1", rid, 1)  # the open question's own revision
     assert "rev 1" in owed(repo, "answer", "a", "--qid", "q1", "hola").stdout  # the same answer again: a retry
     r = owed(repo, "answer", "a", "--rid", rid, "--qid", "q1", "--rev", "1", "hola", "--json")
     again = json.loads(r.stdout)
-    assert r.returncode == 0 and again["retried"] is True and again["entry"]["seq"] == first["entry"]["seq"]
+    assert r.returncode == 0 and again["request"]["retried"] is True and again["entry"]["seq"] == first["entry"]["seq"]
     assert len(kinds(repo, "rule")) == 1  # nothing recorded by the retries
     r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "adios")
     assert r.returncode == 1 and "revision 1 was answered by" in r.stderr and "other text" in r.stderr, r.stderr
@@ -233,5 +234,50 @@ def test_answer_rid_and_rev_pick_retry_and_refuse_like_the_seed_says(tmp_path):
     assert r.returncode == 1 and "question q1 of a is still open" in r.stderr, r.stderr
     r = owed(repo, "answer", "a", "--qid", "q1", "--rev", "1", "yes, hola", "--json")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["rev"] == 2 and len(kinds(repo, "rule")) == 2
+    assert json.loads(r.stdout)["request"]["rev"] == 2 and len(kinds(repo, "rule")) == 2
     ok(repo, "verify")
+
+
+STILL_RUNNING_WRITER = """\
+    answer=$(sed -n 's/^q1 (#[0-9]*) "Which greeting?": //p' "$OWED_TASK_FILE")
+    if [ -z "$answer" ]; then
+        $OWED ask "$OWED_NODE" "Which greeting?" || exit 9
+        n=0; while [ ! -f "$STATE/go" ] && [ $n -lt 900 ]; do sleep 0.1; n=$((n+1)); done  # goes on after asking
+        exit 0
+    fi
+    echo "$answer" > "$OWED_NODE.txt"
+    git add -A && git commit -qm "$OWED_NODE"
+    $OWED submit "$OWED_NODE"
+"""
+
+
+def test_an_answer_whose_run_still_runs_is_reminded_once_with_its_retry_command(tmp_path):
+    """The answer waits for the run's end; past `drive.answer_grace_s` the driver prints one reminder with the
+    exact retry command of the answer's request, then delivers the answer once the run has ended."""
+    import json
+
+    repo = make(tmp_path, writer=STILL_RUNNING_WRITER, reviewer=REVIEW_OK, nodes=node("a", reviews=1),
+                drive_extra="answer_grace_s: 0\n")
+    log = repo / ".git" / "owed" / "drive" / "log.jsonl"
+    p = _drive(repo)
+    try:
+        [ask] = _until(lambda: kinds(repo, "ask"))
+        answered = json.loads(ok(repo, "answer", "--json", "a", "--qid", "q1", "hola"))
+        assert answered["delivery"]["state"] == "queued", answered["delivery"]
+        seq, retry = answered["entry"]["seq"], answered["request"]["retry"]
+        _until(lambda: log.exists() and "reminder: answered" in log.read_text())
+        assert kinds(repo, "send") == []  # the run still runs: nothing sent yet
+        (tmp_path / "go").touch()
+        out = _finish(p)
+    finally:
+        (tmp_path / "go").touch()  # the writer never outlives a failed test
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    line = (f"reminder: answered #{seq} (request owed-answer-{seq}), waiting for run {ask['rid']} to end for its "
+            f"follow-up → {retry}")
+    assert out.count(line) == 1, out
+    assert retry == f"owed answer a --qid q1 --rid {ask['rid']} --rev 1 hola"
+    [send] = kinds(repo, "send")
+    assert send["reason"] == "answer" and send["rid"] == ask["rid"]
+    assert [m["node"] for m in kinds(repo, "merge")] == ["a"]

@@ -5,7 +5,9 @@ sequence, the repository shared): plan updates by the owner, a parent and the dr
 removed, review count lowered, an allow rule deleted or restored, writes widened), dispatch, submit,
 attest verdicts, attribution reruns, trunk and merge-tree observations, reviews at ranks by reviewers,
 the owner, writers and writer look-alikes, approve, evidence, waive, defer, rule, resume, abandon
-(--hold), adopt and merge.
+(--hold), adopt and merge; a merge cites no defer, every unused one, the open attempt's or only earlier
+attempts' (`DEFER_CHOICES`), and two compound acts put an equal key in a new attempt (`new_attempt`: the
+same commit after an abandon) and merge debt under a defer recorded before it (`deferred_merge`).
 
 What is real and what is scripted:
 - review, approve, evidence, waive, rule, resume and abandon are owed's own op functions called in
@@ -75,6 +77,7 @@ class Shape:
         )
 
 
+DEFER_CHOICES = ("none", "all", "attempt", "earlier")
 CHANGES = ("t_run", "t_present", "a_review", "allow_checks", "b_wide")
 PLAN_BY = ("owner:cli", "parent:cli", "parent:drive")
 ACTORS = ("reviewer:r1", "reviewer:r2", "owner:cli", "writer:{n}#1", "reviewer:{n}#1", "parent:cli",
@@ -327,14 +330,19 @@ class AcceptanceMachine(RuleBasedStateMachine):
                                             commit=key("release", n, s.trunk_commit)[:40], commits=1,
                                             changed=("CHANGELOG",), note="release", keys={"unit": k})))
 
-    @rule(node=st.sampled_from(NODES), same=st.booleans(), use_defers=st.booleans())
+    @rule(node=st.sampled_from(NODES), same=st.booleans(), use_defers=st.sampled_from(DEFER_CHOICES))
     def merge(self, node, same, use_defers):
+        """`use_defers`: none, every unused defer of the node, the open attempt's (recorded after its dispatch)
+        or the earlier attempts' only: a merge citing those must be refused, and an owed that let one excuse
+        debt is what the oracle's attempt rule catches (tests/properties/test_acceptance_machine.py)."""
         s = self.state
         slot = s.open_slot(node)
         if slot is None or slot.cand is None:
             return
         k = s.trunk_keys.get("unit") if same else self.merge_inv_key(node)
-        defers = tuple(d.seq for d in s.nodes[node].defers if d.used is None) if use_defers else ()
+        unused = [d.seq for d in s.nodes[node].defers if d.used is None]  # by seq, not by owed's live_defers
+        defers = tuple({"none": [], "all": unused, "attempt": [d for d in unused if d > slot.seq],
+                        "earlier": [d for d in unused if d < slot.seq]}[use_defers])
         if self.act(lambda: self.w.add(E.Merge(**DRAFT, by="executor:owed", node=node, attempt=slot.attempt,
                                                prior=s.trunk_commit, commit=key("merged", slot.cand.commit,
                                                                                 s.trunk_commit)[:40],
@@ -368,15 +376,41 @@ class AcceptanceMachine(RuleBasedStateMachine):
             self.act(lambda: evidence(self.root, node, "ui", files=["shot.png"], note="seen", as_="reviewer:r1"))
         self.merge_tree_obs(node, "pass")
 
-    @rule(node=st.sampled_from(NODES), same=st.booleans())
-    def honest_merge(self, node, same):
+    @rule(node=st.sampled_from(NODES), same=st.booleans(), use_defers=st.sampled_from(DEFER_CHOICES))
+    def honest_merge(self, node, same, use_defers="attempt"):
         """dispatch (if no slot is open) → submit (if no candidate) → the honest path → merge."""
         if self.state.open_slot(node) is None:
             self.dispatch(node, "parent:cli")
         if self.cand(node) is None:
             self.submit(node, "c1", False, False)
         self.honest_path(node)
-        self.merge(node, same, True)
+        self.merge(node, same, use_defers)
+
+    @rule(node=st.sampled_from(NODES), across=st.booleans(), use_defers=st.sampled_from(DEFER_CHOICES))
+    def deferred_merge(self, node, across, use_defers):
+        """New invariant debt merged under an owner defer: a candidate, the owner's defer of its merge-tree key,
+        with `across` a new attempt of the same commit (the same key), then the honest path and a merge on
+        that key citing `use_defers`. Only a defer of the merged attempt may excuse the debt."""
+        if self.state.open_slot(node) is None:
+            self.dispatch(node, "parent:cli")
+        if self.cand(node) is None:
+            self.submit(node, "c1", False, False)
+        self.defer(node, "owner:cli", False)
+        if across:
+            self.new_attempt(node)
+        self.honest_merge(node, False, use_defers)
+
+    @rule(node=st.sampled_from(NODES))
+    def new_attempt(self, node):
+        """The open attempt abandoned and the next dispatched, its writer submitting the same commit: on the same
+        trunk every key of the new candidate equals the old one's (what an earlier attempt's judgments and
+        defers must not carry over to)."""
+        cand = self.cand(node)
+        if cand is None:
+            return
+        self.abandon(node, False)
+        self.dispatch(node, "parent:cli")
+        self.submit(node, cand.commit[:2], False, False)
 
     # --- the properties ----------------------------------------------------------------------------------------
 

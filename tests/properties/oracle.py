@@ -9,7 +9,9 @@ reads a plan blob. The properties, as the issue states them:
   failed on that key, reviewed, approved, evidenced, rulings acknowledged — or an owner waiver on that very
   key), its node checks passed on the merge tree (or were waived on an equal key), and each invariant kept
   trunk's key, passed on its new key, carried only trunk's own named failures (a plain trunk fail), or had
-  an unused owner defer of that node for that key;
+  an unused owner defer for that key recorded in the merged attempt (after its dispatch: "current-attempt
+  recorded debt"; an abandoned attempt's defer never excuses a later attempt, even on an equal key), and
+  the merge cites no other defer;
 - no self-judgment: no review, approval, evidence or waiver by a writer of the node (any attempt) or by a
   principal sharing a writer's id;
 - easing needs authority: waivers, defers and adoptions are owner acts; a plan with downgrades is the
@@ -241,13 +243,23 @@ def _check_merge(m: Model, e: dict, out: list) -> None:
             continue
         if k == old or _passed(m, "trunk", f"inv:{i}", k):
             continue
-        defers = [d for d in m.defers if not d[1] and d[0]["node"] == node and d[0]["seq"] in e.get("defers", ())
+        defers = [d for d in _attempt_defers(m, slot) if d[0]["seq"] in e.get("defers", ())
                   and any(it["id"] == i and it["key"] == k for it in d[0]["items"])]
         if defers:
             continue
         if old is not None and _known_red(m, i, k, old, inv.get("min_tests")):
             continue
-        out.append(f"#{seq} merge of {node}: inv:{i} new debt on key {k[:8]} without an owner defer")
+        out.append(f"#{seq} merge of {node}: inv:{i} new debt on key {k[:8]} without an owner defer of its attempt")
+    mine = {d[0]["seq"] for d in _attempt_defers(m, slot)}
+    for d in e.get("defers", ()):
+        if d not in mine:
+            out.append(f"#{seq} merge of {node} cites defer #{d}, not an unused owner defer of attempt {slot.attempt}")
+
+
+def _attempt_defers(m: Model, slot: Slot) -> list:
+    """The unused owner defers of the slot's node recorded in its attempt (after its dispatch)."""
+    return [d for d in m.defers if not d[1] and d[0]["node"] == slot.node and d[0]["seq"] > slot.dispatch
+            and role(d[0]["by"]) == "owner"]
 
 
 def _check_judgment(m: Model, e: dict, kind: str, out: list) -> None:

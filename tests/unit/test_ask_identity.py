@@ -71,11 +71,12 @@ def test_two_runs_may_each_ask_q2_and_the_answer_needs_the_rid(repo, monkeypatch
     assert amb.returncode == 2 and w in amb.stderr and r in amb.stderr and "--rid" in amb.stderr, amb.stderr
     done = _owed(repo, "answer", "a", "--qid", "q2", "--rid", w, "hola", "--json")
     assert done.returncode == 0, done.stderr
-    assert (json.loads(done.stdout)["rid"], json.loads(done.stdout)["qid"]) == (w, "q2")
+    req = json.loads(done.stdout)["request"]
+    assert (req["rid"], req["qid"]) == (w, "q2")
     asks = {(q.rid, q.qid): q for q in Ledger.discover(repo).state().nodes["a"].questions}
     assert asks[(w, "q2")].answered is not None and asks[(r, "q2")].answered is None
     only = _owed(repo, "answer", "a", "--qid", "q2", "--json", "case: lower")  # one open q2 left: no --rid
-    assert only.returncode == 0 and json.loads(only.stdout)["rid"] == r, only.stderr
+    assert only.returncode == 0 and json.loads(only.stdout)["request"]["rid"] == r, only.stderr
     assert _owed(repo, "verify").returncode == 0
 
 
