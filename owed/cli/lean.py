@@ -15,7 +15,11 @@ long-lived containers and almost no garbage cycles. An owed process started as a
 script, `python -m owed`) raises the first generation's threshold from 700 to 50 000 allocations, so a
 short command never collects and a long one (drive, mcp, wait, a measuring merge) still does, every 50 000
 allocations instead of 700. Callers of `owed.cli.main(argv)` in their own process (tests, embedders) keep
-their thresholds. tests/unit/cli/test_lean.py checks both.
+their thresholds. At exit such a process freezes what is left (`gc.freeze()`, its last exit handler):
+the interpreter's finalizing collections would otherwise walk every object the command built (the
+entries, the state) for garbage the process is about to drop anyway, ~6 ms of `owed verify` on 500
+entries. Objects are still released by reference counting; only cycles go unreclaimed, as at any exit.
+tests/unit/cli/test_lean.py checks both.
 
 The same finder loads `msgspec.inspect`, `msgspec.toml` and `msgspec.yaml` through the standard library's
 `importlib.util.LazyLoader`: msgspec's `__init__` imports them eagerly, while only owed's plan loader and
@@ -68,6 +72,11 @@ def pace_gc() -> None:
     young, *older = gc.get_threshold()
     if young and young < GC_YOUNG:
         gc.set_threshold(GC_YOUNG, *older)
+        import atexit  # built in: no import cost
+
+        # Registered first, so it runs after every other exit handler: the interpreter's final collections
+        # then skip what the command built (~6 ms after `owed verify` of 500 entries, ~5 ms after status).
+        atexit.register(gc.freeze)
 
 
 def arm() -> None:

@@ -56,8 +56,10 @@ def test_arm_is_a_no_op_once_msgspec_is_imported():
 
 
 GC_PROBE = r"""
-import gc, sys
+import atexit, gc, sys
 before = gc.get_threshold()[0]
+# Registered before owed's own handler, so it runs after it: what the final collections will see.
+atexit.register(lambda: sys.stderr.write(f"\nFROZEN {gc.get_freeze_count()}\n"))
 starts = []
 gc.callbacks.append(lambda phase, info: starts.append(info["generation"]) if phase == "start" else None)
 from owed.cli import main
@@ -68,10 +70,13 @@ sys.stderr.write(f"\nGC {gc.get_threshold()[0]} {len(starts)} {rc} {before}\n")
 """
 
 
-def gc_probe(cwd, how: str, *args: str) -> tuple[int, int, int, int]:
+def gc_probe(cwd, how: str, *args: str, frozen: list | None = None) -> tuple[int, int, int, int]:
     r = subprocess.run([sys.executable, "-c", GC_PROBE, how, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
-    last = r.stderr.rstrip().rsplit("\n", 1)[-1].split()
-    assert last[0] == "GC", r.stderr[-2000:]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    last, end = lines[-2].split(), lines[-1].split()
+    assert last[0] == "GC" and end[0] == "FROZEN", r.stderr[-2000:]
+    if frozen is not None:
+        frozen.append(int(end[1]))
     return int(last[1]), int(last[2]), int(last[3]), int(last[4])
 
 
@@ -81,11 +86,14 @@ def test_a_command_process_collects_no_garbage_during_status_and_an_embedder_kee
 
     repo = make_repo(tmp_path / "repo")
     assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
-    threshold, collections, rc, _ = gc_probe(repo, "command", "status")
+    frozen: list[int] = []
+    threshold, collections, rc, _ = gc_probe(repo, "command", "status", frozen=frozen)
     assert rc == 0 and threshold == GC_YOUNG
     assert collections == 0, f"{collections} collections during owed status"
-    threshold, collections, rc, before = gc_probe(repo, "embedded", "status")
+    threshold, collections, rc, before = gc_probe(repo, "embedded", "status", frozen=frozen)
     assert rc == 0 and threshold == before and collections > 0  # the default: the count above would have been >0
+    # At exit the command's objects are frozen (the final collections skip them); an embedder's are not.
+    assert frozen[0] > 10_000 and frozen[1] == 0, frozen
 
 
 LAZY_PROBE = r"""
