@@ -36,12 +36,13 @@ def _write(ledger, sha: str, plan) -> None:
 
 def _validated(ledger, sha: str):
     from owed.plan.blobcheck import valid_blob
-    from owed.plan.load import PlanError, parse_plan, plan_blob
 
     blob = ledger.get_blob(sha)
     fast = valid_blob(blob)  # the same answer for a valid canonical blob, in a fraction of the walk
     if fast is not None:
         return fast
+    from owed.plan.load import PlanError, parse_plan, plan_blob  # the full walk (~3 ms to import): not on verify's path
+
     try:
         plan = parse_plan(blob, source=f"plan blob {sha[:12]}", fmt="json")
     except PlanError as e:

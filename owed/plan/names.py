@@ -35,6 +35,8 @@ RESERVED_ENV = ("CI", "OWED", "OWED_TREE")
 # a path under .git/refs: at most 255 bytes, no component longer than a file name may be. Ids end up in
 # branch, directory and file names.
 MAX_TEXT = 32768
+# Plan values one walk may visit (owed/plan/load.py); a 2,000-node plan with ten checks each uses about a third.
+BUDGET = 1_000_000
 MAX_REF_BYTES = 255
 MAX_ID = 100
 

@@ -21,14 +21,17 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import msgspec
 
 from owed import globs
 from owed.plan import graph, names, templates
 from owed.plan.model import MAX_INT, AllowRule, Check, Drive, Invariant, Measured, Node, Plan, Repeat
-from owed.plan.walk import Rule, Walker, got
+from owed.plan.rules import Rule, got
+
+if TYPE_CHECKING:
+    from owed.plan.walk import Walker
 
 Problems = Iterable[tuple[str, str]]
 
