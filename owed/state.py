@@ -24,13 +24,15 @@ import msgspec
 from owed.canon import ZERO_HASH
 from owed.ids import AggVerdict, ObsVerdict, ReviewVerdict
 
-STATE_VERSION = 24  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
+STATE_VERSION = 25  # 13: models + trunk refresh fields; 14: both; 15: halts, waits, questions (halts) /
 # NodeRec.remeasure (trunk); 16: State.retries (trunk) / ObsRec.grant_refused, State.keeps_head (econ); 17, 18: merges
 # 19: ObsRec.format (quarantine, trunk)
 # 20: batch merges (State.train, State.batch_fails)
 # 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
 # State.history (trunk)
 # 24: history rows carry the commit and a 5000-entry window, State.trunk_runs, defn_since, adopts (trunk)
+# 25: acceptedSince ends with the acceptance a merge or a plan change ends (folds/queue.py); the snapshot's
+#     checksum is CRC-32 (ledger/store.py) (replay)
 
 
 class _S(msgspec.Struct, kw_only=True, omit_defaults=True):
