@@ -447,7 +447,6 @@ class Ledger:
                 raise
             head = None  # rewritten below from a ledger that verifies
         from owed.ledger.chain import decode_buffer
-        from owed.ledger.lock import DirLock
 
         report: dict = {"ok": True, "entries": 0}
         data = self._verify_bytes(repair, report)
@@ -483,6 +482,8 @@ class Ledger:
             if not current:  # else the snapshot file already holds these very bytes
                 self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:
+                from owed.ledger.lock import DirLock  # a verify that rewrites nothing takes no lock
+
                 with DirLock(self.root / "lock"):
                     head_record.write(self.root, state.seq, state.head)
         return report
@@ -490,7 +491,6 @@ class Ledger:
     def _verify_bytes(self, repair: bool, report: dict) -> bytes:
         """The ledger file's bytes; a torn final line is refused (naming its seq) or, with `repair`, cut off."""
         from owed.ledger.chain import decode_buffer
-        from owed.ledger.lock import DirLock
 
         try:
             with open(self._file, "rb") as f:
@@ -501,6 +501,8 @@ class Ledger:
         if data and not data.endswith(b"\n"):
             if not repair:
                 decode_buffer(data, 0, locked=True)  # raises naming the torn seq
+            from owed.ledger.lock import DirLock
+
             with DirLock(self.root / "lock"):
                 data = self.file.read_bytes()
                 cut = data.rfind(b"\n") + 1
