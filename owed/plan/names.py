@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from owed.lazyre import lazy
+from owed.lazyre import CONTROL, any_of, lazy
 
 # `\Z`, not `$`: `$` also matches before a trailing newline. These also go into msgspec Meta
 # patterns (search semantics), so every one is anchored at both ends.
@@ -40,8 +40,8 @@ BUDGET = 1_000_000
 MAX_REF_BYTES = 255
 MAX_ID = 100
 
-_CONTROL = lazy("[\x00-\x1f\x7f\u2028\u2029]")
-_REF_FORBIDDEN = lazy(r"[\x00-\x20\x7f~^:?*\[\\]")
+_CONTROL = any_of(CONTROL)  # [\x00-\x1f\x7f\u2028\u2029]
+_REF_FORBIDDEN = any_of("".join(map(chr, range(0x21))) + "\x7f~^:?*[\\")  # [\x00-\x20\x7f~^:?*\[\\]
 
 
 def control_problems(value: str) -> list[str]:
