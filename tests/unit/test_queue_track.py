@@ -231,3 +231,24 @@ def test_a_wrong_first_judged_item_is_caught(machine_class, monkeypatch):
 
     monkeypatch.setattr(Q, "accepted", trusting)  # what the reducer's track asks
     assert definition_mismatches(entries, plans), "a broken shortcut went unnoticed"
+
+
+def test_a_wrong_plain_mark_is_caught(synth_ledger, monkeypatch):
+    """acceptance._mark answers plain items (no block, no waiver on the node) without building the Item; a
+    fast path that took a missing review for done disagrees with the definition (a missing observation is
+    what the lockstep sequences above judge: every one of them is checked against the definition too)."""
+    from owed import acceptance as A
+
+    entries, plans = synth_ledger
+    real = A._mark
+
+    def wrong(state, plan, rec, node, node_id, o, key, blocks, plain):
+        mark, binds = real(state, plan, rec, node, node_id, o, key, blocks, plain)
+        if plain and mark == "D" and o.partition(":")[0] == kind:
+            return "E", binds
+        return mark, binds
+
+    for kind in ("review",):
+        monkeypatch.setattr(A, "_mark", wrong)
+        assert definition_mismatches(entries[:120], plans), f"a wrong fast path for {kind} went unnoticed"
+        monkeypatch.setattr(A, "_mark", real)
