@@ -331,23 +331,57 @@ def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[
     return [item_for(state, plan, node_id, o, cand.keys[o], blocks, node) for o in obligations(plan, node, cand)]
 
 
+# node id -> the obligation that answered D when `accepted` last asked: judged first next time (an order of
+# evaluation only: any D answers False, whichever is judged first). Bounded; stale hints cost one item.
+_FIRST_DEBT: dict[str, str] = {}
+
+
 def accepted(state: State, plan, node_id: str) -> bool:
     """`items` all E or W, and every active block waived by a W item. The items are judged one at a time and
     the first D answers: the reducer asks this after every entry on a node (owed/folds/queue.py), and most
-    candidates it asks about still owe their first item."""
+    candidates it asks about still owe the item they owed when it last asked, so that one is judged first."""
     rec = state.nodes.get(node_id)
     node = plan.node(node_id)
     if rec is None or node is None or rec.slot is None or rec.slot.cand is None or not rec.slot.open:
         return False
     cand = rec.slot.cand
     blocks = active_blocks(state, plan, node_id)
+    order = obligations(plan, node, cand)
+    plain = not blocks and not rec.waivers
+    hint = _FIRST_DEBT.get(node_id)
+    if hint is not None and hint in order:
+        if _mark(state, plan, rec, node, node_id, hint, cand.keys[hint], blocks, plain)[0] == "D":
+            return False
     waived: set[int] = set()
     judged = False
-    for o in obligations(plan, node, cand):
-        item = item_for(state, plan, node_id, o, cand.keys[o], blocks, node)
-        if item.mark == "D":
+    for o in order:
+        mark, binds = _mark(state, plan, rec, node, node_id, o, cand.keys[o], blocks, plain)
+        if mark == "D":
+            if len(_FIRST_DEBT) >= 4096:
+                _FIRST_DEBT.clear()
+            _FIRST_DEBT[node_id] = o
             return False
-        if item.mark == "W":
-            waived.update(item.blocks)
+        if mark == "W":
+            waived.update(binds)
         judged = True
     return judged and all(b.seq in waived for b in blocks)
+
+
+def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: str, key: str, blocks: list[Block],
+          plain: bool) -> tuple[str, list[int]]:
+    """item_for's mark (and the blocks a W covers), without building the Item where that is plain: with no
+    active block and no waiver on the node, an executed item is D with no observation and E with a pass (both
+    exactly as _executed_item and item_for decide them), and a judged one is _judged_item's mark (item_for
+    adds nothing to it without a waiver). Everything else asks item_for."""
+    if plain:
+        kind = o.partition(":")[0]
+        if kind in EXECUTED:
+            agg = state.agg(node_id, o, key)
+            if agg is None:
+                return "D", []
+            if agg.verdict == "pass":
+                return "E", []
+        elif kind in ("review", "closure-review", "approve"):
+            return _judged_item(rec, node, kind, o, key, []).mark, []
+    item = item_for(state, plan, node_id, o, key, blocks, node)
+    return item.mark, item.blocks

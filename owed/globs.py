@@ -32,7 +32,7 @@ import re
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from owed.lazyre import lazy
+from owed.lazyre import CONTROL, any_of
 
 WILDCARDS = ("*", "?")
 
@@ -159,7 +159,7 @@ def widened(old: Iterable[str], new: Iterable[str]) -> list[str]:
     return out
 
 
-_CONTROL = lazy("[\x00-\x1f\x7f\u2028\u2029]")
+_CONTROL = any_of(CONTROL)  # [\x00-\x1f\x7f\u2028\u2029]
 
 
 def inside_closure(closure: Sequence[str], glob: str) -> bool:

@@ -4,6 +4,9 @@ A module-level `re.compile` runs on every command that imports the module, wheth
 matches: ~20 of them sat on the path of `owed status` (~1.5 ms of its start). `lazy(pattern, flags)`
 returns a stand-in with the methods owed calls on patterns (match, fullmatch, search, sub, subn,
 split, findall, finditer, `.pattern`, `.flags`); the first call compiles it once through `re.compile`.
+`any_of(chars)`: a character class (`[...]`) asked only whether it occurs (`.search(text)`, truthy) is a set
+of characters, never compiled: a class of control characters cost ~0.2 ms to compile, once per command
+that checks a plan (verify checks every stored plan).
 Pure: no clock, no files. tests/unit/test_lazyre.py checks each method against the compiled pattern.
 """
 
@@ -56,3 +59,22 @@ class LazyPattern:
 
 def lazy(pattern: str, flags: int = 0) -> LazyPattern:
     return LazyPattern(pattern, flags)
+
+
+class AnyOf:
+    """`re.compile("[<chars>]").search(text)`'s truthiness, as a set lookup per character."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self, chars: str):
+        self.chars = frozenset(chars)
+
+    def search(self, text: str) -> bool:
+        return not self.chars.isdisjoint(text)
+
+
+def any_of(chars: str) -> AnyOf:
+    return AnyOf(chars)
+
+
+CONTROL = "".join(map(chr, range(0x20))) + "\x7f\u2028\u2029"  # what [\x00-\x1f\x7f\u2028\u2029] matches

@@ -20,7 +20,6 @@ from owed import principals as P
 from owed.errors import Refused, Stale
 from owed.folds import drive as D
 from owed.folds import queue as Q
-from owed.folds import batch as B
 from owed.folds.refresh import set_trunk_keys
 from owed.folds import judgments as J
 from owed.state import PlanRef, State
@@ -171,8 +170,11 @@ def apply(state: State, e: E.Entry, plans: Callable) -> State:
     """Validate `e` against `state`, fold it in (in place) and return the state."""
     kind = E.kind_of(e)
     check_envelope(state, e, kind)
-    if state.train is not None and (why := B.open_problem(state, e)):
-        raise _refuse(e, why)
+    if state.train is not None:  # a batch merge in progress (owed/folds/batch.py, imported with the first)
+        from owed.folds.batch import open_problem
+
+        if why := open_problem(state, e):
+            raise _refuse(e, why)
     plan = None
     if isinstance(e, E.Genesis):
         _genesis(state, e, plans)

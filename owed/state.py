@@ -31,6 +31,8 @@ STATE_VERSION = 26  # 13: models + trunk refresh fields; 14: both; 15: halts, wa
 # 21: State.merge_members (a batch member's own link for sweeps, why); 22: ObsAgg repeat pooling; 23: ObsRec.signatures,
 # State.history (trunk)
 # 24: history rows carry the commit and a 5000-entry window, State.trunk_runs, defn_since, adopts (trunk)
+# 25: acceptedSince ends with the acceptance a merge or a plan change ends (folds/queue.py); the snapshot's
+#     checksum is CRC-32 (ledger/store.py) (replay)
 # 26: a re-ask's answer rule must carry `supersedes`; QuestionRec.answered_ts (answers; 25 is replay's)
 
 

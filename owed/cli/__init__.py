@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = run(args, json_mode)
         guarded.flush()
+        if argv is None and args and args[0] in lean.QUICK_EXIT and isinstance(code, int):
+            sys.stdout = real
+            lean.quick_exit(code)  # a read command's own process: no interpreter teardown (cli/lean.py)
         return code
     except (OutputFailed, BrokenPipeError) as e:
         err = e.err if isinstance(e, OutputFailed) else e

@@ -12,9 +12,7 @@ from owed import known_red as KR
 from owed import quarantine as Q
 from owed.known_red import old_failure as known_red  # the rule lives in owed/known_red.py (pure)
 from owed.folds.merge_red import merge_key_risk, note_merge_obs
-from owed.folds.batch import fold_batch_obs
 from owed.folds.refresh import set_trunk_keys
-from owed.folds.retries import fold_retry
 from owed.folds.history import remember
 from owed.folds.slots import parent_or_owner, refuse
 from owed.ids import OBS_VERDICTS, REVIEW_VERDICTS, ObligationId, inv_obligation, is_owner, obligation_kind, obs_verdict, split_obligation
@@ -91,9 +89,13 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, f"verdict must be one of {', '.join(VERDICTS)}")
     if e.signatures:
         _check_signatures(e)
-    if e.batch is not None:  # a batch's vote (owed/folds/batch.py)
+    if e.batch is not None:  # a batch's vote (owed/folds/batch.py, imported with the first)
+        from owed.folds.batch import fold_batch_obs
+
         return fold_batch_obs(state, e, plan, _record)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
+        from owed.folds.retries import fold_retry
+
         fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
     kind, rest = split_obligation(e.obligation)
     if (e.waits_on or e.grant_refused) and (e.subject == "trunk" or e.merging is not None or e.probe is not None

@@ -2,7 +2,8 @@
 
 `track(state, e, plan)` runs after every fold (owed/reducer.py). It re-evaluates acceptance only for the
 nodes the entry can affect — the node an entry names, an observation's subject, or every node with an open
-candidate for entries that are not node-scoped (plan, genesis, rule, merge, adopt, …) — and keeps
+candidate and every node accepted so far for entries that are not node-scoped (plan, genesis, rule, merge,
+adopt, …): tests/unit/test_queue_track.py replays ledgers in lockstep with a re-check of every node — and keeps
 `NodeRec.accepted_since` (None while not accepted) together with `accepted_cand`, the submit seq it
 belongs to, and `accepted_ts`, that entry's time (status's and why's `mergeWaiting[id].since`: since when the
 node has waited without interruption): a new candidate or a lost acceptance resets them. The merge queue (owed/views/queue.py) orders
@@ -27,7 +28,10 @@ def _affected(state: State, e) -> list[str]:
     node = getattr(e, "node", None)
     if isinstance(node, str) and names is None and not isinstance(e, E.Merge):
         return [node]
-    return [n for n, r in state.nodes.items() if r.slot is not None and r.slot.open and r.slot.cand is not None]
+    # Every open candidate, and every node accepted until now: this entry may have closed its slot (a merge)
+    # or dropped its candidate (a plan change), which ends its acceptance.
+    return [n for n, r in state.nodes.items()
+            if r.accepted_since is not None or (r.slot is not None and r.slot.open and r.slot.cand is not None)]
 
 
 def track(state: State, e, plan) -> None:

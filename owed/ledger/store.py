@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 import msgspec
 
 from owed import __version__
-from owed.canon import sha256, sha256_hex
+from owed.canon import sha256_hex
 from owed.errors import IntegrityError, Refused, UsageError
 from owed.lazyre import lazy
 from owed.ledger import head as head_record
@@ -46,9 +46,18 @@ SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded p
 RECORDED: list[int] = []
 
 
-# The snapshot file: this magic, the sha256 of the body, then the body (msgpack of _Snapshot). A body whose
-# checksum fails is damaged: it is ignored and rewritten, never trusted.
+# The snapshot file: this magic, the CRC-32 of the body (4 bytes, big-endian), then the body (msgpack of
+# _Snapshot). A body whose checksum fails is damaged: it is ignored and rewritten, never trusted. The checksum
+# guards a derived cache against damage (verify compares the whole body with its replay anyway): CRC-32 costs
+# 0.03 ms per 182 KB where the built-in sha256 of state.v24 cost 0.6 ms on every read (issue 15).
 _SNAP_MAGIC = b"owed-snapshot\n"
+_SUM = 4
+
+
+def _checksum(body: bytes) -> bytes:
+    from zlib import crc32  # ~0.1 ms to import, on the reads that meet a snapshot
+
+    return crc32(body).to_bytes(_SUM, "big")
 
 
 class _LineMark(msgspec.Struct):
@@ -234,8 +243,8 @@ class Ledger:
                 data = f.read()
         except OSError:
             return None
-        body = data[len(_SNAP_MAGIC) + 32:]
-        if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or sha256(body).digest() != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + 32]:
+        body = data[len(_SNAP_MAGIC) + _SUM:]
+        if data[:len(_SNAP_MAGIC)] != _SNAP_MAGIC or _checksum(body) != data[len(_SNAP_MAGIC):len(_SNAP_MAGIC) + _SUM]:
             self.snapshot_damaged = True
             return None
         return body
@@ -293,7 +302,7 @@ class Ledger:
         self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
         body = self._snap_enc.encode(doc)
-        tmp.write_bytes(_SNAP_MAGIC + sha256(body).digest() + body)
+        tmp.write_bytes(_SNAP_MAGIC + _checksum(body) + body)
         os.replace(tmp, self.snapshot_path)
 
     def _fold(self, state: State, data: bytes, *, locked: bool, head=None) -> State:
@@ -438,7 +447,6 @@ class Ledger:
                 raise
             head = None  # rewritten below from a ledger that verifies
         from owed.ledger.chain import decode_buffer
-        from owed.ledger.lock import DirLock
 
         report: dict = {"ok": True, "entries": 0}
         data = self._verify_bytes(repair, report)
@@ -474,6 +482,8 @@ class Ledger:
             if not current:  # else the snapshot file already holds these very bytes
                 self._write_snapshot(state, len(data))
             if head is None or head[0] < state.seq:
+                from owed.ledger.lock import DirLock  # a verify that rewrites nothing takes no lock
+
                 with DirLock(self.root / "lock"):
                     head_record.write(self.root, state.seq, state.head)
         return report
@@ -481,7 +491,6 @@ class Ledger:
     def _verify_bytes(self, repair: bool, report: dict) -> bytes:
         """The ledger file's bytes; a torn final line is refused (naming its seq) or, with `repair`, cut off."""
         from owed.ledger.chain import decode_buffer
-        from owed.ledger.lock import DirLock
 
         try:
             with open(self._file, "rb") as f:
@@ -492,6 +501,8 @@ class Ledger:
         if data and not data.endswith(b"\n"):
             if not repair:
                 decode_buffer(data, 0, locked=True)  # raises naming the torn seq
+            from owed.ledger.lock import DirLock
+
             with DirLock(self.root / "lock"):
                 data = self.file.read_bytes()
                 cut = data.rfind(b"\n") + 1

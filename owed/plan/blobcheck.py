@@ -5,8 +5,10 @@ of what it parses to?"). The schema walker (owed/plan/walk.py) is built to colle
 written YAML document with its path; on a blob that is valid (every blob owed itself wrote) that costs ~20 ms
 per 200 nodes. `valid_blob(data)` answers the same question in a fraction of that:
 
-- msgspec decodes the blob typed (types, required fields, unknown fields, Meta bounds and patterns);
-- one walk over the typed values, along the same type information, applies what msgspec does not know:
+- msgspec decodes the blob typed (types, required fields, unknown fields, Meta bounds and patterns: the walk
+  below does not match the patterns again);
+- one walk over the typed values, along the same type information (owed/plan/typetable.py: type_info(Plan)
+  stored as tuples, generated and tested by owed/plan/typegen.py), applies what msgspec does not know:
   NUL characters and the MAX_TEXT bound of strings, string rules and converters (`Meta.extra["owed"]`,
   a converter must give back the stored text unchanged), every Struct's RULES, its normalizer (which must
   give back an equal value), and the canonical-form rules (no present field equal to its default, no
@@ -22,18 +24,15 @@ tests/unit/plan/test_blobcheck.py checks fast ⇒ slow, with equal plans, over m
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import msgspec
-import msgspec.inspect as mi
 
 from owed.canon import canonical_unchecked
-from owed.plan import validate
-from owed.plan.load import BUDGET, _PLAN_TYPE  # the loader's one type_info of Plan (~3 ms to build)
+from owed.plan import model, validate
 from owed.plan.model import Plan, empty_instance
-from owed.plan.names import MAX_TEXT
-from owed.plan.walk import Walker
+from owed.plan.names import BUDGET, MAX_TEXT
+from owed.plan.typetable import ROOT, TYPES
 
 _NODEFAULT = msgspec.NODEFAULT
 
@@ -42,36 +41,61 @@ class _No(Exception):
     """Not provably valid on the fast path: the caller validates in full."""
 
 
-def _kind(t: Any) -> Callable[[Any], bool]:
+def _kind(ref: int) -> Callable[[Any], bool]:
     """walk._accepts for decoded values: a list is a tuple here, a mapping a Struct instance or a dict."""
-    if isinstance(t, mi.Metadata):
-        return _kind(t.type)
-    if isinstance(t, mi.StrType):
+    t = TYPES[ref]
+    tag = t[0]
+    if tag == "meta":
+        return _kind(t[1])
+    if tag == "str":
         return lambda v: type(v) is str
-    if isinstance(t, mi.IntType):
+    if tag == "int":
         return lambda v: type(v) is int
-    if isinstance(t, mi.BoolType):
+    if tag == "bool":
         return lambda v: type(v) is bool
-    if isinstance(t, mi.LiteralType):
-        values = tuple(t.values)
+    if tag == "lit":
+        values = t[1]
         return lambda v: any(type(v) is type(x) and v == x for x in values)
-    if isinstance(t, mi.NoneType):
+    if tag == "none":
         return lambda v: v is None
-    if isinstance(t, (mi.VarTupleType, mi.ListType)):
+    if tag == "seq":
         return lambda v: type(v) is tuple  # the walker makes tuples of both; a decoded list would differ
-    if isinstance(t, mi.StructType):
-        cls = t.cls
+    if tag == "struct":
+        cls = getattr(model, t[1])
         return lambda v: type(v) is cls
-    if isinstance(t, mi.DictType):
+    if tag == "dict":
         return lambda v: type(v) is dict
     return lambda v: False
+
+
+def _defaults(cls: type[msgspec.Struct]) -> tuple:
+    """Each field's default as msgspec decodes an absent field (a default_factory counts as none)."""
+    names, given = cls.__struct_fields__, cls.__struct_defaults__
+    out = [_NODEFAULT] * (len(names) - len(given)) + list(given)
+    return tuple(_NODEFAULT if isinstance(d, msgspec._core.Factory) else d for d in out)
+
+
+class _Typed:
+    """What a rule reads of the walker (`ok`, `problems`) for decoded values: every present instance is valid
+    (a walker that recorded nothing bad answers so too, owed/plan/walk.Walker.ok). Not the Walker itself:
+    importing owed.plan.walk runs msgspec.inspect (~0.6 ms), which verify's check never needs."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def ok(self, inst: Any, *fields: str) -> bool:
+        return inst is not None
+
+    def problem(self, path: str, message: str) -> None:
+        self.problems.append(f"{path or 'plan'}: {message}")
 
 
 Check = Callable[[Any], None]
 
 
 class _Compiler:
-    """One checking function per type of the plan model, built once: each raises _No at the first doubt."""
+    """One checking function per type of the plan model (owed/plan/typetable.py), built once: each raises
+    _No at the first doubt."""
 
     def __init__(self) -> None:
         self.rules = validate.RULES
@@ -80,53 +104,53 @@ class _Compiler:
         self.normalizers = validate.NORMALIZERS
         # Rules read fields through Walker.ok: a walker that recorded nothing bad answers True for every
         # instance, which is what every value here is (the first doubt raises _No).
-        self.walker = Walker(rules=self.rules, string_rules=self.string_rules, converters=self.converters,
-                             normalizers=self.normalizers, budget=0)
+        self.walker = _Typed()
         self._built: dict[int, Check] = {}
-        self._keep: list[Any] = []  # the type infos keyed by id stay alive
 
-    def __call__(self, t: Any) -> Check:
-        found = self._built.get(id(t))
+    def __call__(self, ref: int) -> Check:
+        found = self._built.get(ref)
         if found is None:
-            self._keep.append(t)
-            self._built[id(t)] = lambda v: self._built[id(t)](v)  # a recursive type reaches itself lazily
-            found = self._built[id(t)] = self._make(t)
+            self._built[ref] = lambda v: self._built[ref](v)  # a recursive type reaches itself lazily
+            found = self._built[ref] = self._make(ref)
         return found
 
-    def _make(self, t: Any) -> Check:
-        if isinstance(t, mi.Metadata):
+    def _make(self, ref: int) -> Check:
+        t = TYPES[ref]
+        tag = t[0]
+        if tag == "meta":
             return self._meta(t)
-        if isinstance(t, mi.UnionType):
+        if tag == "union":
             return self._union(t)
-        ok = _kind(t)
-        if isinstance(t, mi.StrType):
+        ok = _kind(ref)
+        if tag == "str":
             return _str(t)
-        if isinstance(t, mi.IntType):
+        if tag == "int":
             return _int(t)
-        if isinstance(t, (mi.LiteralType, mi.BoolType, mi.NoneType)):
+        if tag in ("lit", "bool", "none"):
             def scalar(v: Any) -> None:
                 if not ok(v):
                     raise _No
             return scalar
-        if isinstance(t, (mi.VarTupleType, mi.ListType)):
+        if tag == "seq":
             return self._list(t)
-        if isinstance(t, mi.DictType):
+        if tag == "dict":
             return self._dict(t)
-        if isinstance(t, mi.StructType):
+        if tag == "struct":
             return self._struct(t)
 
         def unknown(v: Any) -> None:
             raise _No
         return unknown
 
-    def _accepts(self, t: Any) -> Callable[[Any], bool]:
-        if isinstance(t, mi.Metadata) and (t.extra or {}).get("owed") in self.converters:
+    def _accepts(self, ref: int) -> Callable[[Any], bool]:
+        t = TYPES[ref]
+        if t[0] == "meta" and t[2] in self.converters:
             return lambda v: v is not None  # a converter takes any non-null value (walk.Walker._accepts)
-        return _kind(t)
+        return _kind(ref)
 
-    def _union(self, t: mi.UnionType) -> Check:
-        members = [(self._accepts(m), self(m)) for m in t.types]
-        optional = any(isinstance(m, mi.NoneType) for m in t.types)
+    def _union(self, t: tuple) -> Check:
+        members = [(self._accepts(m), self(m)) for m in t[1]]
+        optional = any(TYPES[m][0] == "none" for m in t[1])
 
         def union(v: Any) -> None:
             for accepts, check in members:
@@ -140,8 +164,8 @@ class _Compiler:
             raise _No
         return union
 
-    def _meta(self, t: mi.Metadata) -> Check:
-        rule = (t.extra or {}).get("owed")
+    def _meta(self, t: tuple) -> Check:
+        _tag, inner_ref, rule = t
         if rule in self.converters:
             convert = self.converters[rule]
 
@@ -150,21 +174,24 @@ class _Compiler:
                 if problem is not None or type(out) is not type(v) or out != v:
                     raise _No  # the stored text must be the converter's own output
             return converted
-        ok, inner = _kind(t.type), self(t.type)
-        if isinstance(t.type, mi.UnionType):
-            ok = lambda v: False  # noqa: E731 - walk.Walker._meta refuses every value of a wrapped union
+        if TYPES[inner_ref][0] == "union":
+            def wrapped_union(v: Any) -> None:
+                raise _No  # walk.Walker._meta refuses every value of a wrapped union
+            return wrapped_union
+        # Every other type's check refuses a value of another kind first (what _kind(inner) would ask).
+        inner = self(inner_ref)
         string_rule = self.string_rules.get(rule) if rule is not None else None
+        if string_rule is None:
+            return inner
 
         def meta(v: Any) -> None:
-            if not ok(v):
-                raise _No
             inner(v)
-            if string_rule is not None and string_rule(v):
+            if string_rule(v):
                 raise _No
         return meta
 
-    def _list(self, t: Any) -> Check:
-        item, least = self(t.item_type), t.min_length
+    def _list(self, t: tuple) -> Check:
+        item, least = self(t[1]), t[2]
 
         def items(v: Any) -> None:
             if type(v) is not tuple or (least and len(v) < least):
@@ -173,8 +200,8 @@ class _Compiler:
                 item(x)
         return items
 
-    def _dict(self, t: mi.DictType) -> Check:
-        key, value = self(t.key_type), self(t.value_type)
+    def _dict(self, t: tuple) -> Check:
+        key, value = self(t[1]), self(t[2])
 
         def mapping(v: Any) -> None:
             if type(v) is not dict:
@@ -184,11 +211,11 @@ class _Compiler:
                 value(x)
         return mapping
 
-    def _struct(self, t: mi.StructType) -> Check:
-        cls = t.cls
+    def _struct(self, t: tuple) -> Check:
+        cls = getattr(model, t[1])
         # A field's check is compiled when a value first reaches it: a plan leaves most optional blocks
         # (exec, drive, sweep, worktrees, allow, ...) at their defaults, and their checks are never built.
-        fields = [(f.name, f.default, f.type) for f in t.fields]
+        fields = [(name, default, ft) for (name, ft), default in zip(t[2], _defaults(cls), strict=True)]
         checks: list[Check | None] = [None] * len(fields)
         rules = [rule for _needs, rule in self.rules.get(cls, ())]
         normalize = self.normalizers.get(cls)
@@ -219,20 +246,20 @@ class _Compiler:
         return struct
 
 
-def _str(t: mi.StrType) -> Check:
-    limit = t.max_length if t.max_length is not None else MAX_TEXT
-    least = t.min_length
-    pattern = re.compile(t.pattern) if t.pattern else None
+def _str(t: tuple) -> Check:
+    """NUL and the MAX_TEXT bound (what msgspec does not know); the Meta bounds again (cheap), not its pattern:
+    the typed decode matched it, and compiling each pattern again cost more than the rest of the check."""
+    _tag, least, most, _pattern = t
+    limit = most if most is not None else MAX_TEXT
 
     def text(v: Any) -> None:
-        if type(v) is not str or "\x00" in v or len(v) > limit or (least and len(v) < least) or (
-                pattern is not None and not pattern.search(v)):
+        if type(v) is not str or "\x00" in v or len(v) > limit or (least and len(v) < least):
             raise _No
     return text
 
 
-def _int(t: mi.IntType) -> Check:
-    ge, le, gt, lt = t.ge, t.le, t.gt, t.lt
+def _int(t: tuple) -> Check:
+    _tag, ge, le, gt, lt = t
 
     def number(v: Any) -> None:
         if type(v) is not int or ((ge is not None and v < ge) or (le is not None and v > le)
@@ -255,7 +282,7 @@ def valid_blob(data: bytes) -> Plan | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     if _check_plan is None:
-        _check_plan = _Compiler()(_PLAN_TYPE)
+        _check_plan = _Compiler()(ROOT)
     try:
         _check_plan(plan)
     except _No:

@@ -25,13 +25,13 @@ from owed.canon import canonical_unchecked, sha256_hex
 from owed.errors import IntegrityError, UsageError, VersionError
 from owed.plan import validate
 from owed.plan.model import Plan, canonical_form
+from owed.plan.names import BUDGET
 from owed.plan.walk import DupMapping, TooLarge, Walker
 
 if TYPE_CHECKING:
-    from pathlib import Path  # verify imports this module for BUDGET and the type info: no pathlib there
+    from pathlib import Path
 
 MAX_BYTES = 16 * 1024 * 1024
-BUDGET = 1_000_000  # values visited; a 2,000-node plan with ten checks each uses about a third
 MAX_SHOWN = 100  # problems in the one-line message; `problems` always has all of them
 
 
@@ -105,7 +105,16 @@ def _one_line(e: BaseException) -> str:
 
 # --- parse -------------------------------------------------------------------------------
 
-_PLAN_TYPE = mi.type_info(Plan)
+_PLAN_TYPE = None
+
+
+def _plan_type():
+    """type_info(Plan), built on the first parse (~2 ms): importing this module does not pay it (verify's
+    check of stored plan blobs reads owed/plan/typetable.py instead)."""
+    global _PLAN_TYPE
+    if _PLAN_TYPE is None:
+        _PLAN_TYPE = mi.type_info(Plan)
+    return _PLAN_TYPE
 
 
 def _raw(data: bytes | str, source: str, fmt: str | None) -> Any:
@@ -168,7 +177,7 @@ def parse_plan(data: bytes | str, *, source: str = "plan", fmt: str | None = Non
         budget=BUDGET,
     )
     try:
-        plan = walker.walk(raw, _PLAN_TYPE, "")
+        plan = walker.walk(raw, _plan_type(), "")
     except TooLarge:
         raise PlanError(source, [f"too large (more than {BUDGET} values after expanding YAML aliases)"]) from None
     if walker.problems:

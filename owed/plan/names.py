@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from owed.lazyre import lazy
+from owed.lazyre import CONTROL, any_of, lazy
 
 # `\Z`, not `$`: `$` also matches before a trailing newline. These also go into msgspec Meta
 # patterns (search semantics), so every one is anchored at both ends.
@@ -35,11 +35,13 @@ RESERVED_ENV = ("CI", "OWED", "OWED_TREE")
 # a path under .git/refs: at most 255 bytes, no component longer than a file name may be. Ids end up in
 # branch, directory and file names.
 MAX_TEXT = 32768
+# Plan values one walk may visit (owed/plan/load.py); a 2,000-node plan with ten checks each uses about a third.
+BUDGET = 1_000_000
 MAX_REF_BYTES = 255
 MAX_ID = 100
 
-_CONTROL = lazy("[\x00-\x1f\x7f\u2028\u2029]")
-_REF_FORBIDDEN = lazy(r"[\x00-\x20\x7f~^:?*\[\\]")
+_CONTROL = any_of(CONTROL)  # [\x00-\x1f\x7f\u2028\u2029]
+_REF_FORBIDDEN = any_of("".join(map(chr, range(0x21))) + "\x7f~^:?*[\\")  # [\x00-\x20\x7f~^:?*\[\\]
 
 
 def control_problems(value: str) -> list[str]:

@@ -21,14 +21,18 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import msgspec
 
 from owed import globs
+from owed.lazyre import lazy
 from owed.plan import graph, names, templates
 from owed.plan.model import MAX_INT, AllowRule, Check, Drive, Invariant, Measured, Node, Plan, Repeat
-from owed.plan.walk import Rule, Walker, got
+from owed.plan.rules import Rule, got
+
+if TYPE_CHECKING:
+    from owed.plan.walk import Walker
 
 Problems = Iterable[tuple[str, str]]
 
@@ -322,7 +326,7 @@ NORMALIZERS: dict[type, Any] = {
 
 # --- warnings ------------------------------------------------------------------------------
 
-_LOOP = re.compile(r"\b(?:for|while|until)\b[^\n]*?\bdo\b|\bseq\s+[0-9]")
+_LOOP = lazy(r"\b(?:for|while|until)\b[^\n]*?\bdo\b|\bseq\s+[0-9]")
 
 
 def _loop(subject: str, m: Measured) -> list[str]:

@@ -18,16 +18,14 @@ A visit budget bounds the work on YAML alias bombs (`&a [*b, *b, …]`).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 import msgspec
 import msgspec.inspect as mi
 
 from owed.plan.model import empty_instance
 from owed.plan.names import MAX_TEXT
-
-Rule = tuple[tuple[str, ...], Callable[[Any, "Walker"], Iterable[tuple[str, str]]]]
-
+from owed.plan.rules import Rule, got  # noqa: F401  (re-exported: the walker's messages and rule shape)
 
 class _Bad:
     def __repr__(self) -> str:
@@ -49,28 +47,6 @@ class DupMapping(dict):
     def __init__(self) -> None:
         super().__init__()
         self.dups: list = []
-
-
-def got(v: Any) -> str:
-    """A short, one-line rendering of an offending value."""
-    if v is None:
-        return "null"
-    if v is True or v is False:
-        return "true" if v else "false"
-    if type(v) is int:
-        s = str(v) if v.bit_length() < 200 else "a very large integer"
-        return s
-    if type(v) is float:
-        return repr(v)
-    if type(v) is str:
-        import json  # messages only (a valid plan renders none)
-
-        return json.dumps(v if len(v) <= 60 else v[:60] + "…", ensure_ascii=False)
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "a mapping"
-    return "a " + type(v).__name__
 
 
 _SIMPLE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")

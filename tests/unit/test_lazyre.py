@@ -39,3 +39,19 @@ def test_every_method_answers_as_the_compiled_pattern():
             assert lz.sub(lambda m: m.group(0).upper(), t, 1) == rx.sub(lambda m: m.group(0).upper(), t, 1)
             assert lz.subn("_", t) == rx.subn("_", t)
             assert lz.split(t) == rx.split(t) and lz.split(t, 1) == rx.split(t, 1)
+
+
+def test_any_of_answers_as_the_character_class_it_replaces():
+    """globs' and plan names' control-character and ref-character checks: every character from U+0000 to
+    U+3000, alone and inside text, answers as the regex class did."""
+    from owed import globs
+    from owed.plan import names
+
+    classes = [(globs._CONTROL, r"[\x00-\x1f\x7f\u2028\u2029]"), (names._CONTROL, r"[\x00-\x1f\x7f\u2028\u2029]"),
+               (names._REF_FORBIDDEN, r"[\x00-\x20\x7f~^:?*\[\\]")]
+    for mine, src in classes:
+        rx = re.compile(src)
+        for code in range(0x3000):
+            c = chr(code)
+            for text in (c, f"ab{c}cd", f"{c}x", ""):
+                assert bool(mine.search(text)) == bool(rx.search(text)), (src, hex(code), text)

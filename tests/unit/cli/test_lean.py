@@ -56,23 +56,29 @@ def test_arm_is_a_no_op_once_msgspec_is_imported():
 
 
 GC_PROBE = r"""
-import gc, sys
+import atexit, gc, sys
 before = gc.get_threshold()[0]
+# Registered before owed's own handler, so it runs after it: what the final collections will see.
+atexit.register(lambda: sys.stderr.write(f"\nFROZEN {gc.get_freeze_count()}\n"))
 starts = []
 gc.callbacks.append(lambda phase, info: starts.append(info["generation"]) if phase == "start" else None)
+# At exit too (a read command's own process ends in owed's quick exit, cli/lean.py): before the line above.
+atexit.register(lambda: sys.stderr.write(f"\nGC {gc.get_threshold()[0]} {len(starts)} {before}\n"))
 from owed.cli import main
 embedded = sys.argv[1] == "embedded"
 sys.argv = ["owed", *sys.argv[2:]]
-rc = main(sys.argv[1:]) if embedded else main()
-sys.stderr.write(f"\nGC {gc.get_threshold()[0]} {len(starts)} {rc} {before}\n")
+raise SystemExit(main(sys.argv[1:]) if embedded else main())
 """
 
 
-def gc_probe(cwd, how: str, *args: str) -> tuple[int, int, int, int]:
+def gc_probe(cwd, how: str, *args: str, frozen: list | None = None) -> tuple[int, int, int, int]:
     r = subprocess.run([sys.executable, "-c", GC_PROBE, how, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
-    last = r.stderr.rstrip().rsplit("\n", 1)[-1].split()
-    assert last[0] == "GC", r.stderr[-2000:]
-    return int(last[1]), int(last[2]), int(last[3]), int(last[4])
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    last, end = lines[-2].split(), lines[-1].split()
+    assert last[0] == "GC" and end[0] == "FROZEN", r.stderr[-2000:]
+    if frozen is not None:
+        frozen.append(int(end[1]))
+    return int(last[1]), int(last[2]), r.returncode, int(last[3])
 
 
 def test_a_command_process_collects_no_garbage_during_status_and_an_embedder_keeps_its_thresholds(tmp_path):
@@ -81,11 +87,14 @@ def test_a_command_process_collects_no_garbage_during_status_and_an_embedder_kee
 
     repo = make_repo(tmp_path / "repo")
     assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
-    threshold, collections, rc, _ = gc_probe(repo, "command", "status")
+    frozen: list[int] = []
+    threshold, collections, rc, _ = gc_probe(repo, "command", "status", frozen=frozen)
     assert rc == 0 and threshold == GC_YOUNG
     assert collections == 0, f"{collections} collections during owed status"
-    threshold, collections, rc, before = gc_probe(repo, "embedded", "status")
+    threshold, collections, rc, before = gc_probe(repo, "embedded", "status", frozen=frozen)
     assert rc == 0 and threshold == before and collections > 0  # the default: the count above would have been >0
+    # At exit the command's objects are frozen (the final collections skip them); an embedder's are not.
+    assert frozen[0] > 10_000 and frozen[1] == 0, frozen
 
 
 LAZY_PROBE = r"""
@@ -127,3 +136,54 @@ def test_status_never_runs_msgspec_inspect(tmp_path):
             "sys.stderr.write('\\nPENDING %s\\n' % (type(sys.modules['msgspec.inspect']) is not types.ModuleType))")
     r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
     assert r.stderr.rstrip().endswith("PENDING True"), r.stderr[-2000:]
+
+
+QUICK_PROBE = r"""
+import atexit, os, sys
+
+
+def hook(event, args, write=os.write):
+    if event == "cpython.PyInterpreterState_Clear":  # raised only by the interpreter's teardown
+        write(2, b"\nTEARDOWN\n")
+
+
+sys.addaudithook(hook)
+atexit.register(lambda: os.write(2, b"\nEXIT-HANDLER\n"))
+from owed.cli import main
+mode, args = sys.argv[1], sys.argv[2:]
+sys.argv = ["owed", *args]
+raise SystemExit(main(args) if mode == "embedded" else main())
+"""
+
+
+def lean_module():
+    from owed.cli import lean
+
+    return lean
+
+
+def quick_probe(cwd, how: str, *args: str):
+    return subprocess.run([sys.executable, "-c", QUICK_PROBE, how, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_read_commands_end_their_own_process_without_teardown_keeping_handlers_output_and_code(tmp_path):
+    """status, why and verify in their own process: exit handlers run, output and exit code as always, but no
+    interpreter teardown (its audit event never comes). Embedded (tests, other programs): the ordinary
+    exit."""
+    from tests.conftest import Cli, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
+    assert lean_module().QUICK_EXIT == {"status", "why", "verify"}
+    for cmd in (["verify"], ["status", "--json"], ["why", "greeting"]):
+        r = quick_probe(repo, "command", *cmd)
+        assert r.returncode == 0 and r.stdout.strip(), (cmd, r.stderr)
+        assert "EXIT-HANDLER" in r.stderr and "TEARDOWN" not in r.stderr, (cmd, r.stderr)
+        e = quick_probe(repo, "embedded", *cmd)
+        assert e.returncode == 0 and e.stdout.strip(), (cmd, e.stderr)
+        if cmd[0] != "status":  # status shows ages
+            assert e.stdout == r.stdout
+        assert "EXIT-HANDLER" in e.stderr and "TEARDOWN" in e.stderr, (cmd, e.stderr)
+    r = quick_probe(repo, "command", "why", "no-such-node")  # a refusal keeps its code and message
+    assert r.returncode == 1 and "no-such-node" in r.stderr and "TEARDOWN" not in r.stderr, r.stderr

@@ -86,3 +86,22 @@ def test_a_recorded_plan_blob_with_a_lone_surrogate_is_a_one_line_integrity_erro
     assert len(r.stderr.strip().splitlines()) <= 2, r.stderr
     assert f"recorded plan {sha[:12]} is invalid" in r.stderr and "lone surrogate" in r.stderr, r.stderr
     assert r.stderr.startswith("owed: ledger entry #1: recorded plan"), r.stderr  # the plan entry
+
+
+def test_verify_takes_a_current_entry_by_its_bytes_and_an_equal_one_in_other_bytes_by_its_content(ledger, monkeypatch):
+    """verify validates every plan from its blob; a cache entry holding exactly the bytes owed writes for it
+    needs no typed decode, and one equal in content but not in bytes (reformatted) is read, found equal and
+    neither reported nor rewritten, as before."""
+    sha = ledger.read_all()[0].plan
+    path = _cache(ledger)
+    good = path.read_bytes()
+    reads: list[bytes] = []
+    real = plan_cache._read
+    monkeypatch.setattr(plan_cache, "_read", lambda raw, s: reads.append(raw) or real(raw, s))
+    assert "cacheMismatch" not in Ledger(ledger.root).verify()
+    assert reads == [] and path.read_bytes() == good
+    spaced = json.dumps(json.loads(good), indent=1).encode()
+    path.write_bytes(spaced)
+    assert "cacheMismatch" not in Ledger(ledger.root).verify()
+    assert reads == [spaced] and path.read_bytes() == spaced
+    assert Ledger(ledger.root).plan(sha) == Ledger(ledger.root).plan(sha, trust_cache=False)

@@ -306,17 +306,17 @@ def test_memo_is_dropped_when_the_file_is_replaced(ledger):
 
 
 def _snapshot_body(ledger) -> bytes:
-    from owed.ledger.store import _SNAP_MAGIC
+    from owed.ledger.store import _SNAP_MAGIC, _SUM
 
-    return ledger.snapshot_path.read_bytes()[len(_SNAP_MAGIC) + 32:]
+    return ledger.snapshot_path.read_bytes()[len(_SNAP_MAGIC) + _SUM:]
 
 
 def _write_snapshot_body(ledger, body: bytes) -> None:
-    import hashlib
+    import zlib
 
     from owed.ledger.store import _SNAP_MAGIC
 
-    ledger.snapshot_path.write_bytes(_SNAP_MAGIC + hashlib.sha256(body).digest() + body)
+    ledger.snapshot_path.write_bytes(_SNAP_MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
 
 
 # --- B7: the snapshot's own checksum ----------------------------------------------------------------------
@@ -337,6 +337,41 @@ def test_one_byte_change_in_the_snapshot_is_ignored_and_rewritten(ledger):
     ledger.snapshot_path.write_bytes(bytes(bad))
     assert ledger.verify().get("snapshotDamaged") is True
     assert ledger.snapshot_path.read_bytes() == good
+
+
+def test_snapshots_of_the_old_format_are_rebuilt_never_read(ledger):
+    """STATE_VERSION 25 (CRC-32 checksum): a state.v24 file is never opened, and the old layout (a 32-byte
+    sha256 before the body) under the new name fails the checksum; a body naming another version is ignored.
+    Each holds a state that would show if it were read (kinds: note 999)."""
+    import hashlib
+
+    import msgspec
+
+    from owed.ledger.store import _SNAP_MAGIC, _Snapshot
+    from owed.state import STATE_VERSION
+
+    assert STATE_VERSION == 25
+    ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
+    good = ledger.snapshot_path.read_bytes()
+    snap = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
+    forged = msgspec.msgpack.encode(msgspec.structs.replace(
+        snap, state=msgspec.structs.replace(snap.state, kinds={"note": 999})))
+    old = ledger.snapshot_path.with_name("state.v24")
+    old.write_bytes(_SNAP_MAGIC + hashlib.sha256(forged).digest() + forged)
+    os.unlink(ledger.snapshot_path)
+    fresh = Ledger(ledger.root)
+    assert fresh.state().kinds["note"] == SNAPSHOT_EVERY and fresh.folded == SNAPSHOT_EVERY + 1
+    assert ledger.snapshot_path.read_bytes() == good  # rebuilt under the new name
+    ledger.snapshot_path.write_bytes(old.read_bytes())  # the old layout under the new name
+    fresh = Ledger(ledger.root)
+    assert fresh.state().kinds["note"] == SNAPSHOT_EVERY and fresh.snapshot_damaged
+    assert ledger.snapshot_path.read_bytes() == good
+    _write_snapshot_body(ledger, msgspec.msgpack.encode(msgspec.structs.replace(
+        msgspec.msgpack.decode(forged, type=_Snapshot), v=24)))  # a good checksum, another version
+    fresh = Ledger(ledger.root)
+    assert fresh.state().kinds["note"] == SNAPSHOT_EVERY and fresh.folded == SNAPSHOT_EVERY + 1
+    ledger.snapshot_path.write_bytes(old.read_bytes())
+    assert ledger.verify().get("snapshotDamaged") is True and ledger.snapshot_path.read_bytes() == good
 
 
 # --- B5: the head record outside the ledger file ----------------------------------------------------------

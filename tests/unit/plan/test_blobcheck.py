@@ -184,17 +184,15 @@ def test_random_values_anywhere_fast_implies_the_full_validation(where, value, d
 def test_checks_are_compiled_only_for_the_fields_a_plan_fills():
     """A field's check is built when a value first reaches it: a plan without exec, drive or sweep blocks
     compiles no check of theirs, and one with an exec block compiles Exec's (and is still accepted)."""
-    import msgspec.inspect as mi
-
-    from owed.plan import blobcheck
-    from owed.plan.load import _PLAN_TYPE
+    from owed.plan import blobcheck, model
     from owed.plan.model import Drive, Exec, Node, Sweep
+    from owed.plan.typetable import ROOT, TYPES
 
     def compiled(text: str) -> set[type]:
         plan = parse_plan(text, fmt="yaml")
         compiler = blobcheck._Compiler()
-        compiler(_PLAN_TYPE)(plan)  # raises blobcheck._No on a doubt: these plans are valid
-        return {t.cls for t in compiler._keep if isinstance(t, mi.StructType)}
+        compiler(ROOT)(plan)  # raises blobcheck._No on a doubt: these plans are valid
+        return {getattr(model, TYPES[ref][1]) for ref in compiler._built if TYPES[ref][0] == "struct"}
 
     plain = "version: 1\ntrunk: main\nnodes:\n  - {id: a, writes: [a.txt]}\n"
     assert Node in compiled(plain) and not {Exec, Drive, Sweep} & compiled(plain)
