@@ -23,7 +23,7 @@ hashes with the built-in sha256 while hashing is light), stdlib json, threading,
 subprocess nor the entry Structs, chain decoder, reducer and folds; module-level regexes compile at first
 use (owed/lazyre.py); msgspec.inspect/toml/yaml load lazily and a command's process runs no garbage
 collection during start-up (owed/cli/lean.py). What is left is python, re/typing/enum, msgspec (with
-datetime, decimal, uuid/platform, textwrap) and owed's own ~65 modules and decoders; figures in the issue note.
+datetime, decimal, uuid; no platform, textwrap unexecuted) and owed's own ~65 modules and decoders; figures in the issue note.
 
     python bench/startup.py [--runs 15] [--entries 500] [--python .venv/bin/python] [--editable]
 """
