@@ -125,6 +125,9 @@ class Ledger:
         # In-process memo (state, byte offset): a long-lived caller (the driver) folds only what was
         # appended since its last load, without re-reading the snapshot file.
         self._memo: tuple[State, int] | None = None
+        # A reading command's ledger (Context.load(read=True)): a load that folded past the snapshot writes it
+        # again when it may (_refresh_snapshot); a write command's loads leave that to its locked append.
+        self.refreshes = False
 
     @property
     def _snap_dec(self) -> msgspec.msgpack.Decoder:
@@ -290,11 +293,43 @@ class Ledger:
 
     def _write_snapshot(self, state: State, offset: int) -> None:
         doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
-        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
+        where = os.path.dirname(self._snapshot)  # strings: a refreshing read imports no pathlib (issue 15)
+        os.makedirs(where, exist_ok=True)
+        tmp = os.path.join(where, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
         body = self._snap_enc.encode(doc)
-        tmp.write_bytes(_SNAP_MAGIC + sha256(body).digest() + body)
-        os.replace(tmp, self.snapshot_path)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(_SNAP_MAGIC + sha256(body).digest() + body)
+            os.replace(tmp, self._snapshot)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _refresh_snapshot(self, state: State, offset: int) -> None:
+        """A read that folded entries past the snapshot writes it again at `offset`, so the reads after it fold
+        nothing (issue 15). Only under the ledger lock taken at the first try (never beside a writer, never
+        waiting for one) and never at the read's cost: a held lock or any OSError (a read-only or full disk)
+        leaves the snapshot as it was."""
+        from owed.ledger.lock import DirLock
+
+        lock = DirLock(os.path.join(self.dir, "lock"))
+        try:
+            if not lock.try_acquire():
+                return
+        except OSError:
+            return
+        try:
+            self._write_snapshot(state, offset)
+        except OSError:
+            pass
+        finally:
+            try:
+                lock.release()
+            except OSError:
+                pass
 
     def _fold(self, state: State, data: bytes, *, locked: bool, head=None) -> State:
         if not data:
@@ -353,7 +388,9 @@ class Ledger:
                 raise head_record.mismatch(state.seq)
         if use_snapshot and state.seq >= 0:
             self._memo = (state, complete)
-            if fresh is not False and (snap is None or self.folded >= SNAPSHOT_EVERY):
+            if fresh is not False and self.refreshes and not locked and self.folded:
+                self._refresh_snapshot(state, complete)
+            elif fresh is not False and (snap is None or self.folded >= SNAPSHOT_EVERY):
                 self._write_snapshot(state, complete)
         return state, complete
 

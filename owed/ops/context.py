@@ -93,7 +93,10 @@ class Context:
         return f"Context(cwd={self.cwd!r}, repo={self.repo!r}, seq={self.state.seq})"
 
     @classmethod
-    def load(cls, cwd: str | None = None, *, need_ledger: bool = True) -> Context:
+    def load(cls, cwd: str | None = None, *, need_ledger: bool = True, read: bool = False) -> Context:
+        """`read`: a command that appends nothing (status, why, brief, graph, idle): its load writes the snapshot
+        again when it folded entries past it, so the next read folds nothing (Ledger.refreshes); a write
+        command leaves that to its locked append."""
         from owed.errors import UsageError
         from owed.gitops.proc import GitError
 
@@ -103,6 +106,7 @@ class Context:
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
         ledger = _ledger(repo.ledger_dir_str())
+        ledger.refreshes = read
         if need_ledger:
             ledger.require()
         from owed.measure.leftovers import prune
