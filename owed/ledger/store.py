@@ -44,6 +44,9 @@ _E = TypeVar("_E", bound="E.Entry")  # append returns the entries `make` drafted
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.
 RECORDED: list[int] = []
+# This process's loads that read the snapshot or replayed from seq 0 (not the in-process memo), and the entries
+# all loads folded: a command reads its ledger once and folds each entry once (tests/unit/ledger/test_one_read.py).
+READS = {"replays": 0, "folded": 0}
 
 
 # The snapshot file: this magic, the sha256 of the body, then the body (msgpack of _Snapshot). A body whose
@@ -369,6 +372,7 @@ class Ledger:
             if memo is not None and use_snapshot and self._snapshot_matches(f, _Mark(memo[0], memo[1]), size):
                 state, start, fresh = memo[0], memo[1], False
             else:
+                READS["replays"] += 1
                 snap = self._read_snapshot() if use_snapshot else None
                 if snap is not None and self._snapshot_matches(f, snap, size):
                     state, start, fresh = snap.state, snap.offset, snap.offset
@@ -378,6 +382,7 @@ class Ledger:
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
         state = self._fold(state, data, locked=locked, head=head)
+        READS["folded"] += self.folded
         if head is None and state.keeps_head and state.seq > 0:
             raise head_record.absent(self.root, state.seq)
         if head is not None:
