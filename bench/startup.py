@@ -16,7 +16,8 @@ same for CPU time (user + sys, with the git children), which a loaded machine di
                            refresh), the ones after it read at the head             (target <= 4.5x)
 - status_refresh           that first read alone: the lag is put back before every run, so each run folds
                            the 8 entries and rewrites the snapshot (reported, no target)
-- write_to_first_git       `owed dispatch <node>` of a ready node in a real initialized repository, process
+- write_to_first_git       `owed dispatch <node>` of a ready node in a real initialized repository (each dispatch
+                           leaves the snapshot at the head when it ends, so the next folds nothing), process
                            start to its first git exec (target <= 4x): read paths start no git child now
                            (gitops/ondisk.py), so the first one is the dispatch's own work (check-ref-format)
                            (a `sh` wrapper named git records the instant; its own ~1 ms is included)

@@ -49,6 +49,22 @@ RECORDED: list[int] = []
 READS = {"replays": 0, "folded": 0}
 
 
+# Ledgers this process appended to and left with the snapshot behind the head (appends rewrite it every 16
+# entries): a command calls settle() when it ends (owed/cli), so the reads and writes after it fold nothing.
+_UNSETTLED: dict[str, tuple[Ledger, int, bytes]] = {}
+
+
+def settle() -> None:
+    """Write the snapshot of every ledger this process appended to at the state it last saw (a read's refresh:
+    under the lock taken at the first try, a held lock or a failed write leave it as it was). Never raises."""
+    while _UNSETTLED:
+        _, (ledger, offset, body) = _UNSETTLED.popitem()
+        try:
+            ledger._refresh_snapshot(None, offset, body)
+        except Exception:  # noqa: BLE001 - a cache: the command's answer stands whatever happens here
+            pass
+
+
 # The snapshot file: this magic, the sha256 of the body, then the body (msgpack of _Snapshot). A body whose
 # checksum fails is damaged: it is ignored and rewritten, never trusted.
 _SNAP_MAGIC = b"owed-snapshot\n"
@@ -294,12 +310,18 @@ class Ledger:
             return False
         return e.seq == snap.seq and e.hash == snap.head
 
-    def _write_snapshot(self, state: State, offset: int) -> None:
+    def _snapshot_bytes(self, state: State, offset: int) -> bytes:
         doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
+        return self._snap_enc.encode(doc)
+
+    def _write_snapshot(self, state: State, offset: int, body: bytes | None = None) -> None:
+        """`body`: the snapshot's bytes encoded earlier (settle(): the state as the append left it, not as the
+        command may have changed its in-memory copy since)."""
         where = os.path.dirname(self._snapshot)  # strings: a refreshing read imports no pathlib (issue 15)
         os.makedirs(where, exist_ok=True)
         tmp = os.path.join(where, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-        body = self._snap_enc.encode(doc)
+        if body is None:
+            body = self._snapshot_bytes(state, offset)
         try:
             with open(tmp, "wb") as f:
                 f.write(_SNAP_MAGIC + sha256(body).digest() + body)
@@ -311,7 +333,7 @@ class Ledger:
                 pass
             raise
 
-    def _refresh_snapshot(self, state: State, offset: int) -> None:
+    def _refresh_snapshot(self, state: State | None, offset: int, body: bytes | None = None) -> None:
         """A read that folded entries past the snapshot writes it again at `offset`, so the reads after it fold
         nothing (issue 15). Only under the ledger lock taken at the first try (never beside a writer, never
         waiting for one) and never at the read's cost: a held lock or any OSError (a read-only or full disk)
@@ -325,7 +347,7 @@ class Ledger:
         except OSError:
             return
         try:
-            self._write_snapshot(state, offset)
+            self._write_snapshot(state, offset, body)  # type: ignore[arg-type]  # state only when body is None
         except OSError:
             pass
         finally:
@@ -442,15 +464,20 @@ class Ledger:
                     _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
                               state=state))).state
             written: list = []
+            lines: list[bytes] = []
             ts = now_iso()
             for d in drafts:
-                e = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
+                sealed = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
+                lines.append(E.line_bytes(sealed))
+                # Folded as a replay reads it back: from its canonical line (dict keys sorted), so the state and
+                # every snapshot of it are byte for byte the replay's (verify compares the bytes).
+                e = msgspec.json.decode(lines[-1], type=type(sealed))
                 apply(state, e, self.plan)
                 written.append(e)
             if not written and state.seq >= 0:
                 self._memo = (state, complete)
             if written:
-                blob = b"".join(E.line_bytes(e) for e in written)
+                blob = b"".join(lines)
                 created = complete == 0 and not self.file.exists()
                 fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 try:
@@ -465,6 +492,9 @@ class Ledger:
                 size = self.file.stat().st_size
                 if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
                     self._write_snapshot(state, size)
+                    _UNSETTLED.pop(self.dir, None)
+                else:  # settle() writes it when the command ends; encoded now, as the append leaves the state
+                    _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))
                 self._memo = (state, size)
             return state, written
 

@@ -6,9 +6,14 @@ in this process (store.READS), each against an independent probe of how many ent
 
 from __future__ import annotations
 
+from owed import entries as E
 from owed.ledger import store
 from owed.ledger.store import Ledger
 from tests.conftest import git
+
+
+def note(text: str) -> E.Note:
+    return E.Note(seq=-1, ts="", prev="", by="parent:cli", text=text)
 
 
 def past_the_snapshot(ledger_dir: str) -> int:
@@ -41,7 +46,9 @@ def test_each_write_command_reads_the_ledger_once_and_folds_each_entry_once(repo
     (wt / "hello.txt").write_text("hello\n")
     git(wt, "add", "-A")
     git(wt, "commit", "-qm", "greeting")
-    assert step("submit", "greeting", cwd=wt) >= 1  # the dispatch's entry stands past the snapshot: folded once
+    # Two entries past the snapshot, appended as a long-lived driver does (it never ends a command to settle).
+    Ledger(ledger_dir).append(lambda s: [note("one"), note("two")])
+    assert step("submit", "greeting", cwd=wt) == 2  # each folded once, by the first load alone
     step("attest", "greeting", ok=(4,))  # measured; the review is still open
     step("review", "greeting", "--ok", "--as", "reviewer:r", "--note", "fine")
     step("merge", "greeting")

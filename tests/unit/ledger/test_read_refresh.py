@@ -1,6 +1,7 @@
 """A read that folds entries past the snapshot writes it again (issue 15), on real files: the next read folds
-nothing; a write command's loads leave the snapshot to its locked append; a held lock or a disk that refuses
-writes leaves the snapshot as it was, and the read neither waits nor fails."""
+nothing; a write command's loads leave the snapshot to its locked append, and the command leaves it at the
+head when it ends (store.settle); a held lock or a disk that refuses writes leaves the snapshot as it was, and
+the read neither waits nor fails."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def snapshot_bytes(ledger: Ledger) -> bytes:
 
 def leftovers(ledger: Ledger) -> list[str]:
     """Lock directories and temporary files a refresh could leave behind."""
-    names = [n for n in os.listdir(ledger.dir) if n.startswith("lock")]
+    names = [n for n in os.listdir(ledger.dir) if n == "lock" or n.startswith("lock.")]
     return names + [n for n in os.listdir(os.path.dirname(ledger.snapshot_path)) if n.startswith(".tmp")]
 
 
@@ -96,3 +97,45 @@ def test_a_read_on_a_disk_that_refuses_writes_still_answers_and_leaves_nothing(b
     r = subprocess.run([sys.executable, "-m", "owed", "status"], cwd=repo, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     assert snapshot_bytes(behind) != before
+
+
+def test_a_write_command_leaves_the_snapshot_at_the_head_when_it_ends(repo):
+    from tests.conftest import Cli
+
+    cli = Cli(repo, process=True)  # real processes: the command's end is the point
+    assert cli("init", "plan.yaml", "--no-measure").returncode == 0
+    ledger = Ledger.discover(repo)
+    before = snapshot_bytes(ledger)
+    r = cli("dispatch", "greeting")
+    assert r.returncode == 0, r.stderr
+    assert snapshot_bytes(ledger) != before  # seq 1: no 16-entry rewrite would have written it
+    fresh = Ledger(ledger.dir)
+    assert fresh.state().seq == 1 and fresh.folded == 0
+    assert leftovers(ledger) == []
+    # A direct append (a long-lived driver, no command end) leaves it behind, as appends did before.
+    ledger.append(lambda s: [note("past it")])
+    probe = Ledger(ledger.dir)
+    probe.state()
+    assert probe.folded == 1
+
+
+def test_the_snapshot_a_command_leaves_is_the_replays_byte_for_byte(repo):
+    # A submit's keys are drafted in the plan's order and stored sorted: the append folds the stored form, so
+    # verify (which compares the snapshot's bytes with its replay) finds no mismatch.
+    from tests.conftest import Cli, git
+
+    cli = Cli(repo)
+    assert cli("init", "plan.yaml", "--no-measure").returncode == 0
+    assert cli("dispatch", "greeting").returncode == 0
+    wt = repo / ".owed" / "wt" / "greeting-1"
+    (wt / "hello.txt").write_text("hello\n")
+    git(wt, "add", "-A")
+    git(wt, "commit", "-qm", "greeting")
+    assert cli("submit", "greeting", cwd=wt).returncode == 0
+    ledger = Ledger.discover(repo)
+    (submit,) = [e for e in ledger.read_all() if isinstance(e, E.Submit)]
+    assert list(submit.keys) == sorted(submit.keys) and len(submit.keys) > 2
+    fresh = Ledger(ledger.dir)
+    assert fresh.state().seq == submit.seq and fresh.folded == 0  # the command left it at the head
+    report = ledger.verify()
+    assert "snapshotMismatch" not in report and "snapshotDamaged" not in report, report
