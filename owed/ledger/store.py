@@ -477,26 +477,29 @@ class Ledger:
             if not written and state.seq >= 0:
                 self._memo = (state, complete)
             if written:
-                blob = b"".join(lines)
-                created = complete == 0 and not self.file.exists()
-                fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    _write_whole(fd, blob)
-                finally:
-                    os.close(fd)
-                if created:
-                    head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
-                RECORDED.extend(e.seq for e in written)
-                noted([e.seq for e in written])
-                head_record.write(self.root, state.seq, state.head)
-                size = self.file.stat().st_size
-                if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
-                    self._write_snapshot(state, size)
-                    _UNSETTLED.pop(self.dir, None)
-                else:  # settle() writes it when the command ends; encoded now, as the append leaves the state
-                    _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))
-                self._memo = (state, size)
+                self._write_appended(state, written, b"".join(lines), complete)
             return state, written
+
+    def _write_appended(self, state: State, written: list, blob: bytes, complete: int) -> None:
+        """Under the lock: the lines on disk (fsynced), the head record, the snapshot (or its settle), the memo."""
+        created = complete == 0 and not self.file.exists()
+        fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_whole(fd, blob)
+        finally:
+            os.close(fd)
+        if created:
+            head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
+        RECORDED.extend(e.seq for e in written)
+        noted([e.seq for e in written])
+        head_record.write(self.root, state.seq, state.head)
+        size = self.file.stat().st_size
+        if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
+            self._write_snapshot(state, size)
+            _UNSETTLED.pop(self.dir, None)
+        else:  # settle() writes it when the command ends; encoded now, as the append leaves the state
+            _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))
+        self._memo = (state, size)
 
     # --- verify --------------------------------------------------------------------------------------
 
