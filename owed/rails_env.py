@@ -32,12 +32,32 @@ if TYPE_CHECKING:
 MAX_DEPTH = 32
 
 
+def _may_name_run(raw: bytes) -> bool:
+    """Does an environ block hold a non-empty value for a run variable? A cheap look before the parse (most
+    ancestors are shells and terminals: their environments are parsed only when one might name a run)."""
+    block = b"\0" + raw
+    for v in rails.RUN_VARS:
+        key = b"\0" + v.encode() + b"="
+        at = block.find(key)
+        while at >= 0:
+            end = at + len(key)
+            if end < len(block) and block[end] != 0:
+                return True
+            at = block.find(key, end)
+    return False
+
+
 def _proc_env(pid: int) -> dict[str, str] | None:
+    """An ancestor's environment; {} when it names no run (then its variables are not needed)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             raw = f.read()
     except OSError:
         return None
+    return _parse_env(raw) if _may_name_run(raw) else {}
+
+
+def _parse_env(raw: bytes) -> dict[str, str]:
     out = {}
     for item in raw.split(b"\0"):
         k, sep, v = item.partition(b"=")

@@ -76,6 +76,16 @@ def _silence_stdout() -> None:
         pass
 
 
+def _settle() -> None:
+    """After the answer is out: a command that appended leaves the snapshot at the head (ledger/store.py)."""
+    store = sys.modules.get("owed.ledger.store")
+    if store is not None:
+        try:
+            store.settle()
+        except KeyboardInterrupt:  # the command is done and answered: only the cache write is given up
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if (args == ["--version"] or args == ["-V"]) and sys.stdout is not None:
@@ -98,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = run(args, json_mode)
         guarded.flush()
+        _settle()
         if argv is None and args and args[0] in lean.QUICK_EXIT and isinstance(code, int):
             sys.stdout = real
             lean.quick_exit(code)  # a read command's own process: no interpreter teardown (cli/lean.py)

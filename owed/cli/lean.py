@@ -28,10 +28,21 @@ The same finder loads `msgspec.inspect`, `msgspec.toml` and `msgspec.yaml` throu
 walker use `msgspec.inspect` (the others: never); a lazy module runs on its first attribute access, so
 status and why skip ~1 ms of Struct class bodies they never use. tests/unit/cli/test_lean.py checks that
 the lazy module answers as the eager one and that a read never runs it.
+
+Two standard-library modules that msgspec's import pulls in and no short command uses (~1.7 ms of every
+command, issue 15): `uuid` (msgspec._core needs its UUID class) imports `platform` (~1.2 ms, nine regexes
+compiled at import) only to call `platform.system()` once, for its `_AIX` / `_LINUX` flags. While `uuid`
+itself executes, the finder lends it a stand-in `platform` whose `system()` is `os.uname().sysname` (what
+`platform.system()` answers on every system where uuid asks) and whose other attributes come from the real
+module; the stand-in leaves `sys.modules` when uuid is done, so every later `import platform` gets the real
+one. `msgspec._json_schema` (imported by msgspec.json) uses `textwrap` (~0.6 ms) only inside the schema
+generator: imported from there, textwrap loads lazily like msgspec.inspect. tests/unit/cli/test_lean.py
+checks uuid's flags and the real modules for everyone else, the budget test that status imports neither.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 _DENIED_TO = "msgspec._utils"
@@ -50,18 +61,75 @@ def _lazy_spec(name, path):
     return spec
 
 
+def _importer_is(name: str) -> bool:
+    """Is a module named `name` executing the import statement being resolved?"""
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_globals.get("__name__") == name:
+            return True
+        f = f.f_back
+    return False
+
+
+def _platform_stand_in():
+    """What uuid's `import platform` gets while uuid executes: `system()` without the real module's import."""
+    m = type(sys)("platform")
+    m.system = lambda: os.uname().sysname
+
+    def __getattr__(attr):  # anything else uuid might ask later: the real module (imported then)
+        import importlib
+
+        return getattr(importlib.import_module("platform"), attr)
+
+    m.__getattr__ = __getattr__
+    return m
+
+
+class _LendsPlatform:
+    """uuid's loader, with the platform stand-in in sys.modules while (and only while) uuid executes."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, attr):
+        return getattr(self._loader, attr)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        stand_in = None
+        if "platform" not in sys.modules:
+            stand_in = sys.modules["platform"] = _platform_stand_in()
+        try:
+            self._loader.exec_module(module)
+        finally:
+            if stand_in is not None and sys.modules.get("platform") is stand_in:
+                del sys.modules["platform"]
+
+
+def _uuid_spec(name, path):
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec(name, path)
+    if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+        spec.loader = _LendsPlatform(spec.loader)
+    return spec
+
+
 class _NoTypingExtensionsForMsgspec:
     @staticmethod
     def find_spec(name, path=None, target=None):
         if name in _LAZY:
             return _lazy_spec(name, path)
+        if name == "uuid" and sys.platform not in ("win32", "darwin") and "platform" not in sys.modules:
+            return _uuid_spec(name, path)
+        if name == "textwrap":
+            return _lazy_spec(name, path) if _importer_is("msgspec._json_schema") else None
         if name != "typing_extensions":
             return None
-        f = sys._getframe(1)
-        while f is not None:
-            if f.f_globals.get("__name__") == _DENIED_TO:
-                raise ImportError("typing_extensions is not needed by msgspec on this Python (owed.cli.lean)")
-            f = f.f_back
+        if _importer_is(_DENIED_TO):
+            raise ImportError("typing_extensions is not needed by msgspec on this Python (owed.cli.lean)")
         return None
 
 

@@ -41,7 +41,13 @@ def pid_alive(pid: int) -> bool:
 
 
 def _rmtree(path: str | Path) -> None:
-    import shutil  # only where a lock is taken or broken: shutil (with bz2/lzma) stays off read paths
+    try:  # a lock directory holds its owner.json alone: two calls, no shutil (a read's snapshot refresh)
+        os.unlink(os.path.join(path, "owner.json"))
+        os.rmdir(path)
+        return
+    except OSError:
+        pass
+    import shutil  # anything else in it: shutil (with bz2/lzma) stays off read paths
 
     shutil.rmtree(path, ignore_errors=True)
 
@@ -114,6 +120,11 @@ class DirLock:
                 return True
             _rmtree(grave)
             return True
+
+    def try_acquire(self) -> bool:
+        """One attempt: no waiting and no breaking of a stale lock (a read's snapshot refresh, ledger/store.py)."""
+        self.held = self._try()
+        return self.held
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout_s

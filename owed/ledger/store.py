@@ -44,6 +44,25 @@ _E = TypeVar("_E", bound="E.Entry")  # append returns the entries `make` drafted
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.
 RECORDED: list[int] = []
+# This process's loads that read the snapshot or replayed from seq 0 (not the in-process memo), and the entries
+# all loads folded: a command reads its ledger once and folds each entry once (tests/unit/ledger/test_one_read.py).
+READS = {"replays": 0, "folded": 0}
+
+
+# Ledgers this process appended to and left with the snapshot behind the head (appends rewrite it every 16
+# entries): a command calls settle() when it ends (owed/cli), so the reads and writes after it fold nothing.
+_UNSETTLED: dict[str, tuple[Ledger, int, bytes]] = {}
+
+
+def settle() -> None:
+    """Write the snapshot of every ledger this process appended to at the state it last saw (a read's refresh:
+    under the lock taken at the first try, a held lock or a failed write leave it as it was). Never raises."""
+    while _UNSETTLED:
+        _, (ledger, offset, body) = _UNSETTLED.popitem()
+        try:
+            ledger._refresh_snapshot(None, offset, body)
+        except Exception:  # noqa: BLE001 - a cache: the command's answer stands whatever happens here
+            pass
 
 
 # The snapshot file: this magic, the CRC-32 of the body (4 bytes, big-endian), then the body (msgpack of
@@ -134,6 +153,9 @@ class Ledger:
         # In-process memo (state, byte offset): a long-lived caller (the driver) folds only what was
         # appended since its last load, without re-reading the snapshot file.
         self._memo: tuple[State, int] | None = None
+        # A reading command's ledger (Context.load(read=True)): a load that folded past the snapshot writes it
+        # again when it may (_refresh_snapshot); a write command's loads leave that to its locked append.
+        self.refreshes = False
 
     @property
     def _snap_dec(self) -> msgspec.msgpack.Decoder:
@@ -297,13 +319,51 @@ class Ledger:
             return False
         return e.seq == snap.seq and e.hash == snap.head
 
-    def _write_snapshot(self, state: State, offset: int) -> None:
+    def _snapshot_bytes(self, state: State, offset: int) -> bytes:
         doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
-        self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.snapshot_path.with_name(f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
-        body = self._snap_enc.encode(doc)
-        tmp.write_bytes(_SNAP_MAGIC + _checksum(body) + body)
-        os.replace(tmp, self.snapshot_path)
+        return self._snap_enc.encode(doc)
+
+    def _write_snapshot(self, state: State, offset: int, body: bytes | None = None) -> None:
+        """`body`: the snapshot's bytes encoded earlier (settle(): the state as the append left it, not as the
+        command may have changed its in-memory copy since)."""
+        where = os.path.dirname(self._snapshot)  # strings: a refreshing read imports no pathlib (issue 15)
+        os.makedirs(where, exist_ok=True)
+        tmp = os.path.join(where, f".tmp.{os.getpid()}.{os.urandom(4).hex()}")
+        if body is None:
+            body = self._snapshot_bytes(state, offset)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(_SNAP_MAGIC + _checksum(body) + body)
+            os.replace(tmp, self._snapshot)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _refresh_snapshot(self, state: State | None, offset: int, body: bytes | None = None) -> None:
+        """A read that folded entries past the snapshot writes it again at `offset`, so the reads after it fold
+        nothing (issue 15). Only under the ledger lock taken at the first try (never beside a writer, never
+        waiting for one) and never at the read's cost: a held lock or any OSError (a read-only or full disk)
+        leaves the snapshot as it was."""
+        from owed.ledger.lock import DirLock
+
+        lock = DirLock(os.path.join(self.dir, "lock"))
+        try:
+            if not lock.try_acquire():
+                return
+        except OSError:
+            return
+        try:
+            self._write_snapshot(state, offset, body)  # type: ignore[arg-type]  # state only when body is None
+        except OSError:
+            pass
+        finally:
+            try:
+                lock.release()
+            except OSError:
+                pass
 
     def _fold(self, state: State, data: bytes, *, locked: bool, head=None) -> State:
         if not data:
@@ -343,6 +403,7 @@ class Ledger:
             if memo is not None and use_snapshot and self._snapshot_matches(f, _Mark(memo[0], memo[1]), size):
                 state, start, fresh = memo[0], memo[1], False  # fresh: folded from disk, not the memo
             else:
+                READS["replays"] += 1
                 snap = self._read_snapshot() if use_snapshot else None
                 if snap is not None and self._snapshot_matches(f, snap, size):
                     state, start, fresh = snap.state, snap.offset, True
@@ -352,6 +413,7 @@ class Ledger:
             data = f.read(size - start)
         complete = start + data.rfind(b"\n") + 1 if not locked else start + len(data)
         state = self._fold(state, data, locked=locked, head=head)
+        READS["folded"] += self.folded
         if head is None and state.keeps_head and state.seq > 0:
             raise head_record.absent(self.root, state.seq)
         if head is not None:
@@ -362,7 +424,9 @@ class Ledger:
                 raise head_record.mismatch(state.seq)
         if use_snapshot and state.seq >= 0:
             self._memo = (state, complete)
-            if fresh and (snap is None or self.folded >= SNAPSHOT_EVERY):
+            if fresh and self.refreshes and not locked and self.folded:
+                self._refresh_snapshot(state, complete)
+            elif fresh and (snap is None or self.folded >= SNAPSHOT_EVERY):
                 self._write_snapshot(state, complete)
         return state, complete
 
@@ -409,31 +473,42 @@ class Ledger:
                     _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
                               state=state))).state
             written: list = []
+            lines: list[bytes] = []
             ts = now_iso()
             for d in drafts:
-                e = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
+                sealed = E.seal(msgspec.structs.replace(d, seq=state.seq + 1, ts=ts, prev=state.head, hash=""))
+                lines.append(E.line_bytes(sealed))
+                # Folded as a replay reads it back: from its canonical line (dict keys sorted), so the state and
+                # every snapshot of it are byte for byte the replay's (verify compares the bytes).
+                e = msgspec.json.decode(lines[-1], type=type(sealed))
                 apply(state, e, self.plan)
                 written.append(e)
             if not written and state.seq >= 0:
                 self._memo = (state, complete)
             if written:
-                blob = b"".join(E.line_bytes(e) for e in written)
-                created = complete == 0 and not self.file.exists()
-                fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    _write_whole(fd, blob)
-                finally:
-                    os.close(fd)
-                if created:
-                    head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
-                RECORDED.extend(e.seq for e in written)
-                noted([e.seq for e in written])
-                head_record.write(self.root, state.seq, state.head)
-                size = self.file.stat().st_size
-                if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
-                    self._write_snapshot(state, size)
-                self._memo = (state, size)
+                self._write_appended(state, written, b"".join(lines), complete)
             return state, written
+
+    def _write_appended(self, state: State, written: list, blob: bytes, complete: int) -> None:
+        """Under the lock: the lines on disk (fsynced), the head record, the snapshot (or its settle), the memo."""
+        created = complete == 0 and not self.file.exists()
+        fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_whole(fd, blob)
+        finally:
+            os.close(fd)
+        if created:
+            head_record.fsync_dir(self.root)  # the new file's name must survive a power loss
+        RECORDED.extend(e.seq for e in written)
+        noted([e.seq for e in written])
+        head_record.write(self.root, state.seq, state.head)
+        size = self.file.stat().st_size
+        if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
+            self._write_snapshot(state, size)
+            _UNSETTLED.pop(self.dir, None)
+        else:  # settle() writes it when the command ends; encoded now, as the append leaves the state
+            _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))
+        self._memo = (state, size)
 
     # --- verify --------------------------------------------------------------------------------------
 

@@ -93,8 +93,11 @@ class Context:
         return f"Context(cwd={self.cwd!r}, repo={self.repo!r}, seq={self.state.seq})"
 
     @classmethod
-    def load(cls, cwd: str | None = None) -> Context:
-        """The context of an initialized ledger (UsageError without one): its state always has a plan."""
+    def load(cls, cwd: str | None = None, *, read: bool = False) -> Context:
+        """The context of an initialized ledger (UsageError without one): its state always has a plan.
+        `read`: a command that appends nothing (status, why, brief, graph, idle): its load writes the snapshot
+        again when it folded entries past it, so the next read folds nothing (Ledger.refreshes); a write
+        command leaves that to its locked append."""
         from owed.errors import UsageError
         from owed.gitops.proc import GitError
 
@@ -104,6 +107,7 @@ class Context:
         except GitError:
             raise UsageError(f"not inside a git repository: {cwd}") from None
         ledger = _ledger(repo.ledger_dir_str())
+        ledger.refreshes = read
         ledger.require()  # (no caller loads a context without a ledger: its plan would be None)
         from owed.measure.leftovers import prune
 

@@ -58,7 +58,7 @@ def status(cwd: str, *, full: bool = False) -> Result:
     from owed.ops.context import Context
     from owed.views.status import render_status
 
-    view = _status_record(Context.load(cwd), full=full)
+    view = _status_record(Context.load(cwd, read=True), full=full)
     return Result(view, lambda: render_status(view))
 
 
@@ -69,7 +69,7 @@ def why(cwd: str, node: str, *, full: bool = False) -> Result:
     from owed.views.trunk_red import WhyTrunk
     from owed.views.why import Why, build, render
 
-    ctx = Context.load(cwd)
+    ctx = Context.load(cwd, read=True)
     view: Why | WhyTrunk
     if (node == "trunk" and ctx.plan.node("trunk") is None) or node.startswith("inv:"):
         from owed.views.trunk_red import why_trunk
@@ -162,7 +162,7 @@ def brief(cwd: str, *, since: str | None = None) -> Result:
     from owed.ops.context import Context
     from owed.views.report import brief_facts_needed, build_brief, render_brief
 
-    ctx = Context.load(cwd)
+    ctx = Context.load(cwd, read=True)
     status = _status_record(ctx)
     entries = ctx.ledger.read_all()
     pairs, shas = brief_facts_needed(ctx.state, ctx.plan, entries, since)
@@ -205,7 +205,7 @@ def graph(cwd: str, *, format: str = "mermaid", output: str | None = None) -> Re
 
     if format not in GRAPH_FORMATS:
         raise UsageError(f"--format must be one of {', '.join(GRAPH_FORMATS)} (got {format!r})")
-    ctx = Context.load(cwd)
+    ctx = Context.load(cwd, read=True)
     if ctx.plan is None:
         raise UsageError("the ledger has no plan yet: owed init <plan>")
     rec = build(ctx.state, ctx.plan)
@@ -242,7 +242,7 @@ def idle(cwd: str, facts: Callable[[Any], dict]) -> Result:
         from owed.ops.context import Context
         from owed.views.idle import idle_verdict
 
-        ctx = Context.load(cwd)
+        ctx = Context.load(cwd, read=True)
         verdict, reasons = idle_verdict(ctx.state, ctx.plan, datetime.now(timezone.utc), facts(ctx.ledger.root))
     except UsageError as e:
         raise IdleError(e.message, e.code, IDLE_USAGE) from None

@@ -175,3 +175,25 @@ def test_a_write_commands_first_git_call_comes_before_subprocess_and_pathlib(tmp
     assert "owed.ops.dispatch" in names, "the dispatch had not started: the test would prove nothing"
     bad = sorted(n for n in names if n.split(".")[0] in BEFORE_FIRST_GIT)
     assert not bad, f"imported before the first git call: {bad}"
+
+
+def test_a_read_behind_the_snapshot_refreshes_it_so_the_next_read_imports_no_folds(tmp_path):
+    # Between two snapshot rewrites (every 16 entries) a read folds the tail with the reducer; it then writes the
+    # snapshot again, so the reads after it stay within the head budget (issue 15).
+    from owed import entries as E
+    from owed.ledger.store import Ledger
+
+    path = make_repo(tmp_path / "repo")
+    cli = Cli(path)
+    assert cli("init", "plan.yaml", "--no-measure").returncode == 0  # the snapshot at the genesis
+    # One entry past it, appended the way a long-lived driver appends (its commands never end to settle it).
+    Ledger.discover(path).append(lambda s: [E.Note(seq=-1, ts="", prev="", by="parent:cli", text="past it")])
+    r, first = loaded_plain(path, ["status"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert {"owed.reducer", "owed.ledger.chain"} <= first, "the first read folded nothing: the test would prove nothing"
+    assert not {"pathlib", "shutil"} & first  # the refresh itself writes with strings and no shutil
+    for args in AT_HEAD_READS:
+        r, names = loaded_plain(path, args)
+        assert r.returncode == 0, r.stderr[-2000:]
+        bad = sorted(set(AT_HEAD) & names)
+        assert not bad, f"owed {' '.join(args)} after a refreshing read imported {bad}"

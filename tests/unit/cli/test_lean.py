@@ -171,6 +171,40 @@ def test_read_commands_end_their_own_process_without_teardown_keeping_handlers_o
     """status, why and verify in their own process: exit handlers run, output and exit code as always, but no
     interpreter teardown (its audit event never comes). Embedded (tests, other programs): the ordinary
     exit."""
+STDLIB_PROBE = r"""
+import json, sys
+lean = sys.argv[1] == "lean"
+if lean:
+    from owed.cli import lean as L
+    L.arm()
+import msgspec, uuid
+out = {"platform_loaded": "platform" in sys.modules,
+       "textwrap_pending": type(sys.modules.get("textwrap")).__name__ == "_LazyModule",
+       "flags": [uuid._AIX, uuid._LINUX], "node": uuid.getnode() > 0, "v4": uuid.uuid4().version}
+import platform, textwrap  # anyone else gets the real modules
+out["real_platform"] = [platform.system(), platform.python_version(), type(platform).__name__]
+out["dedent"] = textwrap.dedent("  a\n  b")
+out["schema"] = msgspec.json.schema(int)
+print(json.dumps(out))
+"""
+
+
+def test_uuid_gets_its_flags_without_platform_and_textwrap_waits_for_its_first_use():
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", STDLIB_PROBE, mode], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    lean, eager = run("lean"), run("eager")
+    assert lean["platform_loaded"] is False and eager["platform_loaded"] is True
+    assert lean["textwrap_pending"] is True and eager["textwrap_pending"] is False
+    assert lean["flags"] == eager["flags"] == [eager["real_platform"][0] == "AIX", eager["real_platform"][0] == "Linux"]
+    for key in ("node", "v4", "real_platform", "dedent", "schema"):
+        assert lean[key] == eager[key], key
+    assert lean["real_platform"][2] == "module" and lean["dedent"] == "a\nb"
+
+
+def test_status_imports_neither_platform_nor_runs_textwrap(tmp_path):
     from tests.conftest import Cli, make_repo
 
     repo = make_repo(tmp_path / "repo")
@@ -187,3 +221,8 @@ def test_read_commands_end_their_own_process_without_teardown_keeping_handlers_o
         assert "EXIT-HANDLER" in e.stderr and "TEARDOWN" in e.stderr, (cmd, e.stderr)
     r = quick_probe(repo, "command", "why", "no-such-node")  # a refusal keeps its code and message
     assert r.returncode == 1 and "no-such-node" in r.stderr and "TEARDOWN" not in r.stderr, r.stderr
+    code = ("import sys; from owed.cli import main; rc = main(['status']); "
+            "sys.stderr.write('\\nSTDLIB %s %s %s\\n' % ('uuid' in sys.modules, 'platform' in sys.modules, "
+            "type(sys.modules.get('textwrap')).__name__))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert r.stderr.rstrip().endswith("STDLIB True False _LazyModule"), r.stderr[-2000:]
