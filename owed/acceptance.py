@@ -333,7 +333,7 @@ def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[
 
 # node id -> the obligation that answered D when `accepted` last asked: judged first next time (an order of
 # evaluation only: any D answers False, whichever is judged first). Bounded; stale hints cost one item.
-_FIRST_DEBT: dict[str, str] = {}
+_FIRST_DEBT: dict[str, ObligationId] = {}
 
 
 def accepted(state: State, plan, node_id: str) -> bool:
@@ -367,7 +367,7 @@ def accepted(state: State, plan, node_id: str) -> bool:
     return judged and all(b.seq in waived for b in blocks)
 
 
-def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: str, key: str, blocks: list[Block],
+def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId, key: str, blocks: list[Block],
           plain: bool) -> tuple[str, list[int]]:
     """item_for's mark (and the blocks a W covers), without building the Item where that is plain: with no
     active block and no waiver on the node, an executed item is D with no observation and E with a pass (both

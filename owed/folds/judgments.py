@@ -125,6 +125,11 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
         raise refuse(e, f"{e.subject} has no open candidate")
     if slot.cand.keys.get(e.obligation) != e.key:
         raise refuse(e, f"{e.obligation} with this key is not an item of the open candidate")
+    _fold_candidate_obs(state, e, plan, rec, slot)
+
+
+def _fold_candidate_obs(state: State, e: E.Obs, plan, rec, slot) -> None:
+    """An observation of an item of the open candidate: recorded, pooled, quarantined or an execution block."""
     _check_waits(state, e, plan)
     _check_grant_refused(state, e, plan)
     _supersede_wait(state, e)
