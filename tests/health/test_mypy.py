@@ -65,3 +65,12 @@ def test_the_cache_is_keyed_by_the_config_text(tmp_path):
     two.write_text("[mypy]\nstrict_optional = False\n")
     assert typecheck.cache_dir(one) != typecheck.cache_dir(two)
     assert typecheck.cache_dir(one) == typecheck.cache_dir(one)
+
+
+def test_the_caches_of_another_config_are_dropped(tmp_path):
+    (tmp_path / "mypy-old").mkdir()
+    (tmp_path / "mypy-old" / "x.json").write_text("{}")
+    (tmp_path / "mypy-new").mkdir()
+    (tmp_path / "other").mkdir()
+    typecheck.prune(tmp_path / "mypy-new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mypy-new", "other"]

@@ -2,7 +2,7 @@
 
 A cold run over the core costs 2-16 s on a loaded machine; a warm one ~0.3 s. `run` keeps mypy's incremental
 cache in `cache_dir(config)`: under the virtualenv, one directory per mypy version, Python version and config
-text (mypy also checks its version and options itself; the key keeps two configs from evicting each other).
+text (mypy also checks its version and options itself); the caches of other keys are removed.
 
 mypy trusts a cached module whose source has the recorded size and mtime in whole seconds (build.validate_meta),
 without hashing it: a file rewritten with the same size within the second mypy read it would read as unchanged.
@@ -53,6 +53,13 @@ def drop(cache: Path) -> None:
     shutil.rmtree(gone, ignore_errors=True)
 
 
+def prune(cache: Path) -> None:
+    """Drop the other caches beside `cache`: an earlier config's or mypy's, never read again."""
+    for old in cache.parent.glob("mypy-*"):
+        if old != cache:
+            drop(old)
+
+
 def mypy_exe() -> str:
     exe = shutil.which("mypy", path=str(Path(sys.executable).parent))
     if exe is None:
@@ -64,7 +71,9 @@ def run(paths: list[str], *, cwd: Path, config: Path, sources: list[Path],
         cache: Path | None = None) -> subprocess.CompletedProcess:
     """mypy `paths` (relative to `cwd`) with `config`; `sources`: the files and directories whose modules
     mypy reads (the checked ones and what they import)."""
-    cache = cache or cache_dir(config)
+    if cache is None:
+        cache = cache_dir(config)
+        prune(cache)
     start = int(time.time())
     r = subprocess.run([mypy_exe(), "--config-file", str(config), "--cache-dir", str(cache), *paths], cwd=cwd,
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
