@@ -67,9 +67,11 @@ def test_xdist_group_marks_keep_their_tests_on_one_worker_in_a_real_two_worker_r
     (proj / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), os.environ.get("PYTHONPATH", "")]),
-           "WHERE": str(tmp_path / "where"), "TMPDIR": str(tmp_path / "tmp")}
+           "WHERE": str(tmp_path / "where"), "TMPDIR": str(tmp_path / "tmp"),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # xdist alone: the other plugins' imports cost three processes ~1 s
     env.pop("OWED_TEST_COUNTS", None)
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider"],
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "xdist", "-n", "2", "--dist", "loadgroup",
+                        "-p", "no:cacheprovider"],
                        cwd=proj, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     seen: dict[str, set[str]] = {}
