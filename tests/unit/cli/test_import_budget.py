@@ -197,3 +197,28 @@ def test_a_read_behind_the_snapshot_refreshes_it_so_the_next_read_imports_no_fol
         assert r.returncode == 0, r.stderr[-2000:]
         bad = sorted(set(AT_HEAD) & names)
         assert not bad, f"owed {' '.join(args)} after a refreshing read imported {bad}"
+
+
+SETUP_PLAN = """\
+version: 1
+trunk: main
+closure: [plan.yaml]
+invariants: []
+setup: "true"
+nodes:
+  - id: greeting
+    writes: [hello.txt]
+"""
+
+
+def test_a_dispatch_without_setup_imports_no_runner(tmp_path):
+    # The slot setup runs through the runner (its RunSpec dataclasses import inspect: ~10 ms); a plan without one
+    # never loads it (issue 15). The negative control: the same dispatch with `setup: "true"` does.
+    for plan, runs in ((None, False), (SETUP_PLAN, True)):
+        path = make_repo(tmp_path / f"repo-{runs}", *([plan] if plan else []))
+        assert Cli(path)("init", "plan.yaml", "--no-measure").returncode == 0
+        r, names = loaded_plain(path, ["dispatch", "greeting"])
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "owed.ops.dispatch" in names, "the dispatch did not run: the test would prove nothing"
+        heavy = {"runner.spec", "dataclasses", "inspect"} & names
+        assert bool(heavy) == runs, (plan is not None, sorted(heavy))
