@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     _lenient(sys.stderr)
     real = sys.stdout
     guarded = sys.stdout = _GuardedOut(real)
+    store = sys.modules.get("owed.ledger.store")
+    if store is not None:  # an embedder's earlier appends do not count against this command (ledger/store.py)
+        store.begin_command()
     try:
         code = run(args, json_mode)
         guarded.flush()

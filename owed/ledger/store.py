@@ -52,11 +52,21 @@ READS = {"replays": 0, "folded": 0}
 # Ledgers this process appended to and left with the snapshot behind the head (appends rewrite it every 16
 # entries): a command calls settle() when it ends (owed/cli), so the reads and writes after it fold nothing.
 _UNSETTLED: dict[str, tuple[Ledger, int, bytes]] = {}
+# A command that appended more often than this is long-lived (the driver, `owed mcp`): its 16-entry rewrites keep
+# the snapshot near the head, and it stops encoding the whole state at every append for a settle at its exit.
+# owed.cli.main counts from its start (begin_command); settle() ends the count.
+SETTLE_APPENDS = 32
+_APPENDS = [0]
+
+
+def begin_command() -> None:
+    _APPENDS[0] = 0
 
 
 def settle() -> None:
     """Write the snapshot of every ledger this process appended to at the state it last saw (a read's refresh:
     under the lock taken at the first try, a held lock or a failed write leave it as it was). Never raises."""
+    _APPENDS[0] = 0
     while _UNSETTLED:
         _, (ledger, offset, body) = _UNSETTLED.popitem()
         try:
@@ -506,8 +516,11 @@ class Ledger:
         if state.seq % SNAPSHOT_EVERY == 0 or len(written) >= SNAPSHOT_EVERY:
             self._write_snapshot(state, size)
             _UNSETTLED.pop(self.dir, None)
-        else:  # settle() writes it when the command ends; encoded now, as the append leaves the state
-            _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))
+        elif _APPENDS[0] < SETTLE_APPENDS:  # settle() writes it when the command ends; encoded now, as the append
+            _UNSETTLED[self.dir] = (self, size, self._snapshot_bytes(state, size))  # leaves the state
+        else:
+            _UNSETTLED.pop(self.dir, None)
+        _APPENDS[0] += 1
         self._memo = (state, size)
 
     # --- verify --------------------------------------------------------------------------------------

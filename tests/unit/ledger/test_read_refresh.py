@@ -16,6 +16,7 @@ import pytest
 
 from owed import entries as E
 from owed.ledger.lock import DirLock
+from owed.ledger import store
 from owed.ledger.store import SNAPSHOT_EVERY, Ledger
 from owed.ops import planning
 
@@ -139,3 +140,20 @@ def test_the_snapshot_a_command_leaves_is_the_replays_byte_for_byte(repo):
     assert fresh.state().seq == submit.seq and fresh.folded == 0  # the command left it at the head
     report = ledger.verify()
     assert "snapshotMismatch" not in report and "snapshotDamaged" not in report, report
+
+
+def test_a_long_lived_appender_stops_encoding_the_state_for_a_settle(behind):
+    # The driver appends all day in one process: after SETTLE_APPENDS appends it keeps only the 16-entry rewrites
+    # (and its memo) instead of encoding the whole state at every append for a snapshot written at its exit.
+    store.begin_command()
+    for i in range(store.SETTLE_APPENDS - 1):
+        behind.append(lambda s, i=i: [note(f"d{i}")])
+    assert (behind.dir in store._UNSETTLED) == (behind.state().seq % SNAPSHOT_EVERY != 0)
+    for i in range(SNAPSHOT_EVERY + 1):
+        behind.append(lambda s, i=i: [note(f"e{i}")])
+    assert behind.dir not in store._UNSETTLED
+    store.settle()  # a settle ends the count: the next command settles again
+    behind.append(lambda s: [note("next")])
+    assert behind.dir in store._UNSETTLED
+    store.settle()
+    assert Ledger(behind.dir).state() and store._UNSETTLED == {}
