@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+ANSWER_RETRY = "answer-retry"  # a notice's detail: it carries an undelivered answer's retry (log: answerRetry)
+
 
 def _answer_text(rule_text: str) -> str:
     return rule_text.split(": ", 1)[1] if ": " in rule_text else rule_text
@@ -64,11 +66,13 @@ def question_notices(state, plan, open_nodes, now: float, runs: dict | None = No
         for q in qs:
             parts.append(f"{'reminder: still ' if _late(q, now, grace) else ''}asking: {q.text} (#{q.seq})")
             commands.append(answer_command(node_id, q, qs))
-        for part, command in _undelivered(rec, node_id, now, grace, runs or {}):
+        retries = _undelivered(rec, node_id, now, grace, runs or {})
+        for part, command in retries:
             parts.append(part)
             commands.append(command)
         if parts:
-            out.append(Action("notify", node_id, reason="; ".join(parts), command=" · ".join(commands)))
+            out.append(Action("notify", node_id, reason="; ".join(parts), command=" · ".join(commands),
+                              detail=ANSWER_RETRY if retries else None))
     return out
 
 

@@ -17,10 +17,15 @@ import sys
 
 
 def notice_event(act) -> dict:
-    """The log event of a notice; an invariant red on trunk carries invariantRed {obligation, key}."""
+    """The log event of a notice; an invariant red on trunk carries invariantRed {obligation, key}, a notice with
+    the retry command of an undelivered answer `answerRetry: true`."""
     doc = {"action": "notify", "node": act.node, "reason": act.reason, "command": act.command}
     if act.detail and act.node.startswith("inv:"):
         doc["invariantRed"] = {"obligation": act.node, "key": act.detail}
+    from driver.questions import ANSWER_RETRY
+
+    if act.detail == ANSWER_RETRY:  # a reminder of an answer its run has not had
+        doc["answerRetry"] = True
     return doc
 
 

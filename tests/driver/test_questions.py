@@ -278,6 +278,9 @@ def test_an_answer_whose_run_still_runs_is_reminded_once_with_its_retry_command(
             f"follow-up → {retry}")
     assert out.count(line) == 1, out
     assert retry == f"owed answer a --qid q1 --rid {ask['rid']} --rev 1 hola"
+    events = [json.loads(x) for x in log.read_text().splitlines() if '"notify"' in x]
+    assert [e.get("answerRetry") for e in events if "reminder: answered" in e.get("reason", "")] == [True]
+    assert not any(e.get("answerRetry") for e in events if "reminder: answered" not in e.get("reason", ""))
     [send] = kinds(repo, "send")
     assert send["reason"] == "answer" and send["rid"] == ask["rid"]
     assert [m["node"] for m in kinds(repo, "merge")] == ["a"]
