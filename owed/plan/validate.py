@@ -330,7 +330,7 @@ _LOOP = lazy(r"\b(?:for|while|until)\b[^\n]*?\bdo\b|\bseq\s+[0-9]")
 
 
 def _loop(subject: str, m: Measured) -> list[str]:
-    if m.min_tests is not None and _LOOP.search(m.run):
+    if m.min_tests is not None and m.run is not None and _LOOP.search(m.run):
         return [
             f"{subject} sets min_tests but runs a shell loop: owed counts only the last test summary "
             "of the log (one run), not the sum"

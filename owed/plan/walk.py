@@ -183,7 +183,7 @@ class Walker:
 
     def _meta(self, v: Any, t: mi.Metadata, path: str) -> Any:
         rule = (t.extra or {}).get("owed")
-        if rule in self.converters:
+        if rule is not None and rule in self.converters:
             value, problem = self.converters[rule](v)
             if problem is not None:
                 self.problem(path, problem)
@@ -197,7 +197,7 @@ class Walker:
             out = self.walk(v, t.type, path)
         else:
             return self._mismatch(v, t, path)
-        if out is not BAD and rule in self.string_rules:
+        if out is not BAD and rule is not None and rule in self.string_rules:
             problems = self.string_rules[rule](out)
             for p in problems:
                 self.problem(path, f"{p} (got {got(out)})")

@@ -143,20 +143,17 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
     assert seen == [1, 2, 3, 4]
 
 
-STRICT_OPTIONAL = ["owed.entries", "owed.state", "owed.reducer", "owed.folds.*", "owed.acceptance", "owed.views.*", "owed.result", "owed.ids",
-                   "owed.ledger.*", "owed.ops.*", "owed.measure.*"]
-
-
-def test_strict_optional_stays_on_for_the_core_records_and_folds():
-    """mypy.ini: entries, the state, every fold, the views, the ledger and every ops module narrow each Optional
-    (strict_optional = True)."""
+def test_strict_optional_is_on_everywhere_mypy_checks():
+    """mypy.ini: strict_optional is on globally (every checked module narrows each Optional) and no section turns
+    it off again; a module with it off would read the Optionals of what it calls as plain values."""
     import configparser
 
     ini = configparser.ConfigParser()
     ini.read(ROOT / "mypy.ini")
-    on = {m.strip() for sec in ini.sections() if sec.startswith("mypy-") and ini[sec].getboolean("strict_optional")
-          for m in sec[len("mypy-"):].split(",")}
-    assert set(STRICT_OPTIONAL) <= on, sorted(set(STRICT_OPTIONAL) - on)
+    assert ini["mypy"].getboolean("strict_optional") is True
+    off = [sec for sec in ini.sections() if ini[sec].get("strict_optional") is not None
+           and not ini[sec].getboolean("strict_optional")]
+    assert not off, off
 
 
 def test_no_test_double_in_the_shipped_package():
