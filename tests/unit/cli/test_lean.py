@@ -171,6 +171,24 @@ def test_read_commands_end_their_own_process_without_teardown_keeping_handlers_o
     """status, why and verify in their own process: exit handlers run, output and exit code as always, but no
     interpreter teardown (its audit event never comes). Embedded (tests, other programs): the ordinary
     exit."""
+    from tests.conftest import Cli, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
+    assert lean_module().QUICK_EXIT == {"status", "why", "verify"}
+    for cmd in (["verify"], ["status", "--json"], ["why", "greeting"]):
+        r = quick_probe(repo, "command", *cmd)
+        assert r.returncode == 0 and r.stdout.strip(), (cmd, r.stderr)
+        assert "EXIT-HANDLER" in r.stderr and "TEARDOWN" not in r.stderr, (cmd, r.stderr)
+        e = quick_probe(repo, "embedded", *cmd)
+        assert e.returncode == 0 and e.stdout.strip(), (cmd, e.stderr)
+        if cmd[0] != "status":  # status shows ages
+            assert e.stdout == r.stdout
+        assert "EXIT-HANDLER" in e.stderr and "TEARDOWN" in e.stderr, (cmd, e.stderr)
+    r = quick_probe(repo, "command", "why", "no-such-node")  # a refusal keeps its code and message
+    assert r.returncode == 1 and "no-such-node" in r.stderr and "TEARDOWN" not in r.stderr, r.stderr
+
+
 STDLIB_PROBE = r"""
 import json, sys
 lean = sys.argv[1] == "lean"
@@ -209,18 +227,6 @@ def test_status_imports_neither_platform_nor_runs_textwrap(tmp_path):
 
     repo = make_repo(tmp_path / "repo")
     assert Cli(repo)("init", "plan.yaml", "--no-measure").returncode == 0
-    assert lean_module().QUICK_EXIT == {"status", "why", "verify"}
-    for cmd in (["verify"], ["status", "--json"], ["why", "greeting"]):
-        r = quick_probe(repo, "command", *cmd)
-        assert r.returncode == 0 and r.stdout.strip(), (cmd, r.stderr)
-        assert "EXIT-HANDLER" in r.stderr and "TEARDOWN" not in r.stderr, (cmd, r.stderr)
-        e = quick_probe(repo, "embedded", *cmd)
-        assert e.returncode == 0 and e.stdout.strip(), (cmd, e.stderr)
-        if cmd[0] != "status":  # status shows ages
-            assert e.stdout == r.stdout
-        assert "EXIT-HANDLER" in e.stderr and "TEARDOWN" in e.stderr, (cmd, e.stderr)
-    r = quick_probe(repo, "command", "why", "no-such-node")  # a refusal keeps its code and message
-    assert r.returncode == 1 and "no-such-node" in r.stderr and "TEARDOWN" not in r.stderr, r.stderr
     code = ("import sys; from owed.cli import main; rc = main(['status']); "
             "sys.stderr.write('\\nSTDLIB %s %s %s\\n' % ('uuid' in sys.modules, 'platform' in sys.modules, "
             "type(sys.modules.get('textwrap')).__name__))")
