@@ -356,7 +356,8 @@ class Ledger:
         """A read that folded entries past the snapshot writes it again at `offset`, so the reads after it fold
         nothing (issue 15). Only under the ledger lock taken at the first try (never beside a writer, never
         waiting for one) and never at the read's cost: a held lock or any OSError (a read-only or full disk)
-        leaves the snapshot as it was."""
+        leaves the snapshot as it was, and so does one on disk at `offset` or past it (never an older one back).
+        """
         from owed.ledger.lock import DirLock
 
         lock = DirLock(os.path.join(self.dir, "lock"))
@@ -366,7 +367,9 @@ class Ledger:
         except OSError:
             return
         try:
-            self._write_snapshot(state, offset, body)  # type: ignore[arg-type]  # state only when body is None
+            there = self._read_snapshot_head()  # another process may have written a newer one meanwhile
+            if there is None or there[0].offset < offset:
+                self._write_snapshot(state, offset, body)  # type: ignore[arg-type]  # state only when body is None
         except OSError:
             pass
         finally:

@@ -157,3 +157,27 @@ def test_a_long_lived_appender_stops_encoding_the_state_for_a_settle(behind):
     assert behind.dir in store._UNSETTLED
     store.settle()
     assert Ledger(behind.dir).state() and store._UNSETTLED == {}
+
+
+def test_a_late_settle_never_puts_an_older_snapshot_back(behind):
+    """Command A appended (its settle pending) while command B appended more and settled; A ends later (a driver
+    settles at its exit): the newer snapshot on disk stays, so the next read still folds nothing."""
+    store._UNSETTLED.clear()
+    behind.append(lambda s: [note("A's one entry")])
+    pending = dict(store._UNSETTLED)
+    store._UNSETTLED.clear()
+    assert pending, "A's append left nothing to settle: the test would prove nothing"
+    b = Ledger(behind.dir)
+    for i in range(5):
+        b.append(lambda s, i=i: [note(f"B {i}")])
+    store.settle()
+    newer = snapshot_bytes(behind)
+    probe = Ledger(behind.dir)
+    probe.state()
+    assert probe.folded == 0
+    store._UNSETTLED.update(pending)
+    store.settle()
+    assert snapshot_bytes(behind) == newer
+    probe = Ledger(behind.dir)
+    probe.state()
+    assert probe.folded == 0
