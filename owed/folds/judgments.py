@@ -82,6 +82,18 @@ def _check_of(plan, node_id: str, obligation: ObligationId):
     return next((c for c in node.checks if c.id == cid), None)
 
 
+def _batch_vote(state: State, e: E.Obs, plan) -> None:
+    from owed.folds.batch import fold_batch_obs
+
+    fold_batch_obs(state, e, plan, _record)
+
+
+def _retry(state: State, e: E.Obs, plan) -> None:
+    from owed.folds.retries import fold_retry
+
+    fold_retry(state, e, plan)
+
+
 def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.by != P.EXECUTOR:
         raise refuse(e, "only the executor (executor:owed) records observations")
@@ -90,13 +102,9 @@ def fold_obs(state: State, e: E.Obs, plan) -> None:
     if e.signatures:
         _check_signatures(e)
     if e.batch is not None:  # a batch's vote (owed/folds/batch.py, imported with the first)
-        from owed.folds.batch import fold_batch_obs
-
-        return fold_batch_obs(state, e, plan, _record)
+        return _batch_vote(state, e, plan)
     if e.remeasure_match is not None or e.auto_remeasure is not None:
-        from owed.folds.retries import fold_retry
-
-        fold_retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
+        _retry(state, e, plan)  # folds/retries.py: remeasure_on's one automatic same-key retry
     kind, rest = split_obligation(e.obligation)
     if (e.waits_on or e.grant_refused) and (e.subject == "trunk" or e.merging is not None or e.probe is not None
                                             or e.attribution):
