@@ -371,8 +371,9 @@ def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId,
           plain: bool) -> tuple[str, list[int]]:
     """item_for's mark (and the blocks a W covers), without building the Item where that is plain: with no
     active block and no waiver on the node, an executed item is D with no observation and E with a pass (both
-    exactly as _executed_item and item_for decide them), and a judged one is _judged_item's mark (item_for
-    adds nothing to it without a waiver). Everything else asks item_for."""
+    exactly as _executed_item and item_for decide them), a judged one is _judged_item's mark (item_for adds
+    nothing to it without a waiver), and rulings are E while the ledger holds no ruling. Everything else asks
+    item_for."""
     if plain:
         kind = o.partition(":")[0]
         if kind in EXECUTED:
@@ -383,5 +384,7 @@ def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId,
                 return "E", []
         elif kind in ("review", "closure-review", "approve"):
             return _judged_item(rec, node, kind, o, key, []).mark, []
+        elif kind == "rulings" and not state.rules:
+            return "E", []  # no ruling anywhere: nothing to acknowledge (_rulings_item's `latest is None`)
     item = item_for(state, plan, node_id, o, key, blocks, node)
     return item.mark, item.blocks

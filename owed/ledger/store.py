@@ -634,9 +634,15 @@ class Ledger:
         state = State()
         snap, body = found if found is not None else (None, b"")
         mismatch, same = None, False
+        known = self._plans  # each plan validated from its blob once (the first entry naming it), then reused
+
+        def plans(sha: str):
+            hit = known.get(sha)
+            return hit if hit is not None else self.plan(sha, trust_cache=False)
+
         for e in entries:
             try:
-                apply(state, e, lambda sha: self.plan(sha, trust_cache=False))
+                apply(state, e, plans)
             except Refused as err:
                 raise IntegrityError(f"ledger entry #{e.seq} fails replay: {err.message}") from None
             except IntegrityError as err:  # a plan the entry names is invalid: say which entry names it
