@@ -12,7 +12,6 @@ deterministic: ties follow the plan's node order.
 
 from __future__ import annotations
 
-import heapq
 from typing import Iterable, Mapping, Sequence
 
 from owed.plan.model import Plan, per_plan
@@ -65,6 +64,8 @@ def topo_order_of(deps: Mapping[str, Sequence[str]]) -> list[str]:
     waiting = {n: len({d for d in ds if d in deps}) for n, ds in deps.items()}
     users = dependents_direct(deps)
     ready = [(position[n], n) for n, k in waiting.items() if k == 0]
+    import heapq  # the topological order only: plan checks (find_cycles) never load it
+
     heapq.heapify(ready)
     out: list[str] = []
     while ready:
