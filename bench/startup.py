@@ -29,8 +29,11 @@ snapshot head imports neither pathlib (Repo and Ledger keep string locations), O
 hashes with the built-in sha256 while hashing is light), stdlib json, threading, signal, shutil, weakref,
 subprocess nor the entry Structs, chain decoder, reducer and folds; module-level regexes compile at first
 use (owed/lazyre.py); msgspec.inspect/toml/yaml load lazily and a command's process runs no garbage
-collection during start-up (owed/cli/lean.py). What is left is python, re/typing/enum, msgspec (with
-datetime, decimal, uuid; no platform, textwrap unexecuted) and owed's own ~65 modules and decoders; figures in the issue note.
+collection during start-up (owed/cli/lean.py), freezes what is left at exit, and status, why and verify end
+with os._exit once exit handlers ran and output is flushed (no interpreter teardown). verify checks stored
+plans along owed/plan/typetable.py (no type_info, loader or walker) and judges plain items without building
+them. What is left is python, re/typing/enum, msgspec (with datetime, decimal, uuid; no platform, textwrap
+unexecuted) and owed's own modules and decoders; figures in the issue note.
 
     python bench/startup.py [--runs 15] [--entries 500] [--python .venv/bin/python] [--editable]
 """
