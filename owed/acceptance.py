@@ -331,35 +331,22 @@ def items(state: State, plan, node_id: str, *, closed_ok: bool = False) -> list[
     return [item_for(state, plan, node_id, o, cand.keys[o], blocks, node) for o in obligations(plan, node, cand)]
 
 
-# node id -> the obligation that answered D when `accepted` last asked: judged first next time (an order of
-# evaluation only: any D answers False, whichever is judged first). Bounded; stale hints cost one item.
-_FIRST_DEBT: dict[str, ObligationId] = {}
-
-
 def accepted(state: State, plan, node_id: str) -> bool:
     """`items` all E or W, and every active block waived by a W item. The items are judged one at a time and
     the first D answers: the reducer asks this after every entry on a node (owed/folds/queue.py), and most
-    candidates it asks about still owe the item they owed when it last asked, so that one is judged first."""
+    candidates it asks about still owe an item; plain items are judged without building them (_mark)."""
     rec = state.nodes.get(node_id)
     node = plan.node(node_id)
     if rec is None or node is None or rec.slot is None or rec.slot.cand is None or not rec.slot.open:
         return False
     cand = rec.slot.cand
     blocks = active_blocks(state, plan, node_id)
-    order = obligations(plan, node, cand)
     plain = not blocks and not rec.waivers
-    hint = _FIRST_DEBT.get(node_id)
-    if hint is not None and hint in order:
-        if _mark(state, plan, rec, node, node_id, hint, cand.keys[hint], blocks, plain)[0] == "D":
-            return False
     waived: set[int] = set()
     judged = False
-    for o in order:
+    for o in obligations(plan, node, cand):
         mark, binds = _mark(state, plan, rec, node, node_id, o, cand.keys[o], blocks, plain)
         if mark == "D":
-            if len(_FIRST_DEBT) >= 4096:
-                _FIRST_DEBT.clear()
-            _FIRST_DEBT[node_id] = o
             return False
         if mark == "W":
             waived.update(binds)
