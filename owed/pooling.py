@@ -26,6 +26,9 @@ _REPEATS: dict[int, tuple[dict[tuple[str, str], tuple[int, int]], object]] = {}
 def _repeats(plan) -> dict[tuple[str, str], tuple[int, int]]:
     """(subject, obligation) -> (runs, need) of every repeating item of a (frozen) plan, built once per plan:
     replay asks for every observation, and most plans repeat nothing."""
+    found = _REPEATS.get(id(plan))  # the memo read directly: an import statement per observation cost more
+    if found is not None:
+        return found[0]
     from owed.plan.model import per_plan
 
     return per_plan(_REPEATS, plan, _repeat_table)
