@@ -35,6 +35,7 @@ from owed.plan.names import BUDGET, MAX_TEXT
 from owed.plan.typetable import ROOT, TYPES
 
 _NODEFAULT = msgspec.NODEFAULT
+astuple = msgspec.structs.astuple
 
 
 class _No(Exception):
@@ -224,9 +225,11 @@ class _Compiler:
         def struct(v: Any) -> None:
             if type(v) is not cls:
                 raise _No
-            for i, (name, default, ft) in enumerate(fields):
-                value = getattr(v, name)
-                if default is not _NODEFAULT and value is default:
+            # The field values in one call (msgspec.structs.astuple, in field order); a decoded value is never
+            # NODEFAULT, so `value is default` holds only for a field with a default left at it.
+            for i, value in enumerate(astuple(v)):
+                _name, default, ft = fields[i]
+                if value is default:
                     continue  # absent from the blob (a present default-equal value is refused below)
                 check = checks[i]
                 if check is None:
