@@ -235,8 +235,8 @@ def _executed_item(state: State, plan, node, node_id: str, obligation: Obligatio
     return item
 
 
-def _judged_item(rec, node, kind: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
-    """review, closure-review, approve: enough ok reviews at the rank, and no block."""
+def _judged_good(rec, node, kind: str, obligation: ObligationId, key: str) -> tuple[list[str], int]:
+    """The reviewers whose ok counts for a judged item (review, closure-review, approve) and how many it needs."""
     revs = _reviews(rec, obligation, key)
     oks = [r for r in revs if r.verdict == "ok"]
     if kind == "review":
@@ -246,7 +246,12 @@ def _judged_item(rec, node, kind: str, obligation: ObligationId, key: str, mine:
     else:
         need, rank = 1, 3
         oks = [r for r in oks if is_owner(r.by)]
-    good = [r.by for r in oks if r.rank >= rank]
+    return [r.by for r in oks if r.rank >= rank], need
+
+
+def _judged_item(rec, node, kind: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
+    """review, closure-review, approve: enough ok reviews at the rank, and no block."""
+    good, need = _judged_good(rec, node, kind, obligation, key)
     if len(good) >= need and not mine:
         return Item(obligation=obligation, key=key, mark="E", status="reviewed", reviewers=good)
     # A block on this very content asks the writer to repair; a block left on an older candidate asks for a
@@ -358,9 +363,9 @@ def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId,
           plain: bool) -> tuple[str, list[int]]:
     """item_for's mark (and the blocks a W covers), without building the Item where that is plain: with no
     active block and no waiver on the node, an executed item is D with no observation and E with a pass (both
-    exactly as _executed_item and item_for decide them), a judged one is _judged_item's mark (item_for adds
-    nothing to it without a waiver), and rulings are E while the ledger holds no ruling. Everything else asks
-    item_for."""
+    exactly as _executed_item and item_for decide them), a judged one is _judged_item's mark (enough ok
+    reviews, no block: item_for adds nothing to it without a waiver), and rulings are E while the ledger
+    holds no ruling. Everything else asks item_for."""
     if plain:
         kind = o.partition(":")[0]
         if kind in EXECUTED:
@@ -370,7 +375,8 @@ def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId,
             if agg.verdict == "pass":
                 return "E", []
         elif kind in ("review", "closure-review", "approve"):
-            return _judged_item(rec, node, kind, o, key, []).mark, []
+            good, need = _judged_good(rec, node, kind, o, key)  # _judged_item's E with no block, else D
+            return ("E" if len(good) >= need else "D"), []
         elif kind == "rulings" and not state.rules:
             return "E", []  # no ruling anywhere: nothing to acknowledge (_rulings_item's `latest is None`)
     item = item_for(state, plan, node_id, o, key, blocks, node)
