@@ -42,7 +42,7 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
     last = _last_line(text)
     if code == EXIT_OK:
         return "merged"
-    if code == EXIT_REFUSED:
+    if code in (EXIT_REFUSED, EXIT_OPEN):  # 4: refused after recording observations (owed.errors.after_recording)
         err_code, reason = error_of(last)
         reason = reason or "refused"
         hint = _hint_of(last)  # e.g. the allow rule that would let owed grant out-of-writes paths

@@ -4,7 +4,7 @@ Expected outcomes (a failing check, a refused act) are values or `Refused`; only
 (`owed/cli`) maps these to exit codes and prints them. The exit-code table is the contract:
 
     0 ok · 1 refused / new failure · 2 usage · 3 internal or integrity · 4 attest with open
-    obligations · 75 busy · 130/143 interrupted
+    obligations, or refused after recording (`after_recording`) · 75 busy · 130/143 interrupted
 """
 
 from __future__ import annotations
@@ -43,10 +43,15 @@ class OwedError(Exception):
 
 
 class Refused(OwedError):
-    """The act is not allowed now; nothing was recorded."""
+    """The act is not allowed now; nothing was recorded (see `after_recording` when something was)."""
 
     exit_code = EXIT_REFUSED
     code = "refused"
+
+
+class MeasuredRefusal(Refused):
+    """A refusal that is itself a newly measured result (a merge guard or an adoption failing on the
+    observations it just recorded): after recording it keeps exit 1, the seed's "new failure"."""
 
 
 class Stale(Refused):
@@ -75,7 +80,7 @@ class TrunkMoved(Refused):
     code = "trunk-moved"
 
 
-class GuardFailed(Refused):
+class GuardFailed(MeasuredRefusal):
     """The merge guard refused the merge tree (a failing check, new invariant debt, writes)."""
 
     code = "guard"
@@ -136,3 +141,23 @@ class Interrupted(OwedError):
     def __init__(self, signum: int, message: str = "interrupted; nothing recorded"):
         super().__init__(message)
         self.exit_code = 128 + signum
+
+
+def after_recording(e: OwedError, seqs: list[int]) -> OwedError:
+    """What a front end reports for `e` raised after this command appended `seqs` (the user's standard: after
+    something was recorded, no failure exits as "refused"). A refusal that is not a newly measured failure (a
+    CAS lost to a moved trunk, a stale plan or candidate) exits 4 (recorded, still open: retry), the code attest
+    gives for "recorded, no new failure, obligations open"; a `MeasuredRefusal` keeps 1. Either way the message
+    names the recorded seqs instead of claiming nothing was recorded. Other errors are unchanged (an internal
+    error names the seqs at the door, owed/cli/run.py)."""
+    if not seqs or not isinstance(e, Refused):
+        return e
+    text = ", ".join(f"#{s}" for s in seqs)
+    msg = e.message
+    for tail in ("; nothing recorded", ", nothing recorded", " (nothing recorded)"):
+        msg = msg.replace(tail, "")
+    out = OwedError(f"{msg} (recorded {text})", hint=e.hint, details={**e.details, "recorded": list(seqs)},
+                    lines=e.lines)
+    out.code = e.code
+    out.exit_code = EXIT_REFUSED if isinstance(e, MeasuredRefusal) else EXIT_OPEN
+    return out

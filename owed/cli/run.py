@@ -85,6 +85,9 @@ def _rails(args: list[str]) -> None:
 
 def _owed_error(e: OwedError, json_mode: bool) -> int:
     from owed.cli.output import emit_error
+    from owed.errors import after_recording
+
+    e = after_recording(e, recorded_seqs())
 
     emit_error(e.message, e.code, json_mode, e.details, hint=e.hint, lines=e.lines)
     return e.exit_code

@@ -61,6 +61,7 @@ _APPENDS = [0]
 
 def begin_command() -> None:
     _APPENDS[0] = 0
+    RECORDED.clear()  # what a failure names is this command's appends, not an earlier in-process command's
 
 
 def settle() -> None:

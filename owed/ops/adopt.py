@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from owed import entries as E
-from owed.errors import Busy, Refused, Stale, UsageError
+from owed.errors import Busy, MeasuredRefusal, Refused, Stale, UsageError
 from owed.ids import claims, inv_obligation
 from owed.ledger.lock import DirLock
 from owed.ops import authority
@@ -138,7 +138,7 @@ def _adopt_locked(ctx, repo, *, note, by, channel, prior, ref, count, changed, u
             raise Refused(f"{state.trunk} moved after it was shown; nothing recorded (adopt again)")
         problems = adopt_problems(state, ctx.ledger.plan(state.plan.sha), draft)
         if problems:
-            raise Refused(f"adoption of {ref[:12]} refused: {'; '.join(problems)}; fix trunk, then adopt again")
+            raise MeasuredRefusal(f"adoption of {ref[:12]} refused: {'; '.join(problems)}; fix trunk, then adopt again")
         return [draft]
 
     _, written = ctx.ledger.append(make)

@@ -49,3 +49,17 @@ def test_a_batch_outcome_belongs_to_the_batch_and_an_error_backs_off_every_membe
     assert merge_outcome(d, "a,b", 1, '{"error":"Plan changed; retry","code":"stale"}\n', 3, 10).startswith("retry")
     merge_outcome(d, "a,b", 3, '{"error":"internal","code":"internal"}\n', 3, 10)
     assert set(d.backoff.until) == {"a", "b"}
+
+
+def test_a_merge_refused_after_recording_observations_exit_4_is_decided_on_its_code():
+    """owed.errors.after_recording: a merge child that recorded observations and then lost its trunk CAS exits 4;
+    the driver retries a stale one next pass and remembers any other refusal, as for exit 1 (no back-off)."""
+    from driver.backoff import Backoffs
+    from driver.outcomes import merge_outcome
+
+    state = SimpleNamespace(trunk_commit="t" * 40)
+    d = SimpleNamespace(merge_refused={}, batch_refused=set(), seen=(state, None), backoff=Backoffs())
+    stale = '{"error":"trunk changed (CAS) (recorded #7)","code":"stale","recorded":[7]}\n'
+    assert merge_outcome(d, "a", 4, stale, 3, 10).startswith("retry next pass") and not d.backoff.until
+    said = merge_outcome(d, "a", 4, '{"error":"main moved (recorded #7)","code":"trunk-moved"}\n', 3, 10)
+    assert said.startswith("refused") and d.merge_refused["a"].code == "trunk-moved" and not d.backoff.until

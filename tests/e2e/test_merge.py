@@ -168,7 +168,9 @@ def test_cas_refusal_when_main_moves_during_the_merge(tmp_path, owed):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert p.returncode == 1 and "trunk changed (CAS)" in err, (out, err)
+    # The merge-tree observation of inv:u was recorded before the CAS was lost: exit 4, naming it.
+    (obs,) = [e for e in ledger(repo) if e["kind"] == "obs" and e.get("merging") == "x"]
+    assert p.returncode == 4 and "trunk changed (CAS)" in err and f"(recorded #{obs['seq']})" in err, (out, err)
     assert git(repo, "rev-parse", "main") == hotfix
     assert not [e for e in ledger(repo) if e["kind"] == "merge"]
     status = owed("status").stdout

@@ -1,0 +1,88 @@
+"""After something was recorded, no failure exits as "refused" (owed.errors.after_recording): a merge whose
+trunk CAS is lost after it recorded merge-tree observations exits 4 naming those seqs; an adoption refused
+by the observation it just measured keeps the seed's exit 1 (a newly measured failure)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from tests.conftest import git, make_repo
+from tests.e2e.test_merge import accepted
+from tests.helpers.ledger import entries as ledger
+
+
+def _plan(inv_run: str) -> str:
+    return textwrap.dedent(f"""\
+        version: 1
+        trunk: main
+        invariants:
+          - {{id: u, run: '{inv_run}', timeout_s: 30}}
+        nodes:
+          - id: x
+            writes: [x.txt]
+          - id: y
+            writes: [y.txt]
+        """)
+
+
+def test_merge_losing_the_trunk_cas_after_recording_observations_exits_4_naming_them(owed, tmp_path):
+    flag = tmp_path / "move-once"
+    # The invariant moves trunk (once, when the flag exists) while the merge measures it: between the
+    # recorded merge-tree observation and the ref CAS.
+    repo = make_repo(tmp_path / "m", _plan(f"if [ -f {flag} ]; then rm {flag}; git -C {tmp_path / 'm'} "
+                                           f"update-ref refs/heads/main $(cat {tmp_path / 'side'}); fi; true"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    accepted(owed, repo, "y", {"y.txt": "y\n"})
+    assert owed("merge", "y").returncode == 0  # x's merge tree is new now: its invariant is measured at merge
+    side = git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "side")
+    (tmp_path / "side").write_text(side)
+    flag.write_text("")
+    before = len(ledger(repo))
+    r = owed("merge", "x", "--json")
+    assert r.returncode == 4, r.stdout + r.stderr
+    doc = json.loads(r.stdout.splitlines()[-1])
+    new = [e for e in ledger(repo)[before:]]
+    assert new and all(e["kind"] == "obs" and e.get("merging") == "x" for e in new)
+    assert doc["code"] == "stale" and doc["recorded"] == [e["seq"] for e in new]
+    assert "nothing recorded" not in doc["error"] and f"#{new[0]['seq']}" in doc["error"]
+    assert git(repo, "rev-parse", "main") == side and not flag.exists()
+    n = len(ledger(repo))
+    r = owed("merge", "x")  # trunk moved outside owed: refused before anything is measured or recorded
+    assert r.returncode == 1 and "recorded #" not in r.stderr and len(ledger(repo)) == n, r.stderr
+
+
+def test_adoption_refused_by_its_new_observation_keeps_exit_1(owed, tmp_path):
+    repo = make_repo(tmp_path / "a", _plan("test ! -f bad.txt"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    (repo / "bad.txt").write_text("bad\n")
+    git(repo, "add", "bad.txt")
+    git(repo, "commit", "-q", "-m", "bad")
+    r = owed("adopt", "--note", "a bad commit", "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout.splitlines()[-1])
+    (obs,) = [e for e in ledger(repo) if e["kind"] == "obs" and e["verdict"] == "fail"]
+    assert doc["recorded"] == [obs["seq"]] and f"#{obs['seq']}" in doc["error"]
+    assert not [e for e in ledger(repo) if e["kind"] == "adopt"]
+
+
+def test_batch_merge_losing_the_trunk_cas_after_recording_observations_exits_4(owed, tmp_path):
+    flag = tmp_path / "move-once"
+    repo = make_repo(tmp_path / "b", _plan(f"if [ -f {flag} ]; then rm {flag}; git -C {tmp_path / 'b'} "
+                                           f"update-ref refs/heads/main $(cat {tmp_path / 'side'}); fi; true"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "x", {"x.txt": "x\n"})
+    accepted(owed, repo, "y", {"y.txt": "y\n"})
+    (tmp_path / "side").write_text(git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "side"))
+    flag.write_text("")
+    before = len(ledger(repo))
+    r = owed("merge", "x,y", "--json")
+    assert r.returncode == 4, r.stdout + r.stderr
+    doc = json.loads(r.stdout.splitlines()[-1])
+    new = ledger(repo)[before:]
+    assert new and not [e for e in new if e["kind"] == "merge"] and doc["recorded"] == [e["seq"] for e in new]
+    assert doc["code"] == "stale" and f"#{new[-1]['seq']}" in doc["error"] and not flag.exists()
