@@ -147,10 +147,10 @@ def after_recording(e: OwedError, seqs: list[int]) -> OwedError:
     """What a front end reports for `e` raised after this command appended `seqs` (the user's standard: after
     something was recorded, no failure exits as "refused"). A refusal that is not a newly measured failure (a
     CAS lost to a moved trunk, a stale plan or candidate) exits 4 (recorded, still open: retry), the code attest
-    gives for "recorded, no new failure, obligations open"; a `MeasuredRefusal` keeps 1. Either way the message
-    names the recorded seqs instead of claiming nothing was recorded. Other errors are unchanged (an internal
-    error names the seqs at the door, owed/cli/run.py)."""
-    if not seqs or not isinstance(e, Refused):
+    gives for "recorded, no new failure, obligations open"; a `MeasuredRefusal` keeps 1; any other error keeps
+    its code (busy 75, internal 3, interrupted). Either way the message names the recorded seqs instead of
+    claiming nothing was recorded, and the JSON document carries them as `recorded`."""
+    if not seqs:
         return e
     text = ", ".join(f"#{s}" for s in seqs)
     msg = e.message
@@ -159,5 +159,8 @@ def after_recording(e: OwedError, seqs: list[int]) -> OwedError:
     out = OwedError(f"{msg} (recorded {text})", hint=e.hint, details={**e.details, "recorded": list(seqs)},
                     lines=e.lines)
     out.code = e.code
-    out.exit_code = EXIT_REFUSED if isinstance(e, MeasuredRefusal) else EXIT_OPEN
+    if not isinstance(e, Refused):
+        out.exit_code = e.exit_code
+    else:
+        out.exit_code = EXIT_REFUSED if isinstance(e, MeasuredRefusal) else EXIT_OPEN
     return out

@@ -19,7 +19,7 @@ def test_refusal_codes_are_distinct_and_in_the_json_document():
 
 
 def test_after_recording_names_the_seqs_and_exits_4_unless_the_refusal_was_measured():
-    from owed.errors import (EXIT_OPEN, EXIT_REFUSED, GuardFailed, Internal, MeasuredRefusal, Stale,
+    from owed.errors import (EXIT_OPEN, EXIT_REFUSED, Busy, GuardFailed, Internal, MeasuredRefusal, Stale,
                              after_recording)
 
     s = Stale("trunk changed (CAS): main moved during the merge; nothing recorded")
@@ -29,5 +29,7 @@ def test_after_recording_names_the_seqs_and_exits_4_unless_the_refusal_was_measu
     assert out.message == "trunk changed (CAS): main moved during the merge (recorded #4, #5)"
     assert after_recording(GuardFailed("x refused"), [4]).exit_code == EXIT_REFUSED
     assert after_recording(MeasuredRefusal("adoption refused"), [4]).message == "adoption refused (recorded #4)"
-    i = Internal("boom")
-    assert after_recording(i, [4]) is i  # the door names the seqs of an internal error itself
+    i = after_recording(Internal("boom"), [4])
+    assert (i.exit_code, i.code, i.message) == (3, "internal", "boom (recorded #4)")  # not a refusal: its own code
+    b = after_recording(Busy("the ledger lock is held"), [4])
+    assert b.exit_code == 75 and b.details["recorded"] == [4]
