@@ -23,7 +23,7 @@ from __future__ import annotations
 import msgspec
 
 from owed.canon import digest
-from owed.ids import WRITES, ObligationId, ObligationKind, is_owner, obligation, split_obligation
+from owed.ids import WRITES, ObligationId, ObligationKind, Role, has_role, is_owner, obligation, split_obligation
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
 from owed.waits import open_waits
 
@@ -282,9 +282,9 @@ def _rulings_item(state: State, rec, node_id: str, obligation: ObligationId, key
 def _evidence_item(rec, node, ev_id: str, obligation: ObligationId, key: str, mine: list[Block]) -> Item:
     """evidence:<id>: manual evidence on this key by the declared role or the owner (never measured)."""
     spec = next((ev for ev in node.evidence if ev.id == ev_id), None)
-    roles = ("owner", spec.by) if spec else ("owner",)
+    roles: tuple[Role, ...] = ("owner", spec.by) if spec else ("owner",)
     by = [ev.by for ev in rec.evidence if ev.id == ev_id and ev.key == key and ev.files
-          and ev.by.partition(":")[0] in roles and not recused(rec, ev.by)]
+          and has_role(ev.by, *roles) and not recused(rec, ev.by)]
     if by and not mine:
         return Item(obligation=obligation, key=key, mark="E", status="manual", reviewers=by)
     who = "owner" if spec and spec.by == "owner" else (spec.by if spec else "reviewer")

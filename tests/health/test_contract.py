@@ -102,13 +102,26 @@ MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/princip
 # mypy runs over MYPY_CORE in tests/health/test_mypy.py (an incremental cache that stays exact).
 
 
+PRINCIPALS = ("by", "principal", "who", "as_", "author")  # names that hold a `role:id`
+
+
+def _name(n: ast.AST) -> str:
+    return n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+
+
 def _partitioned_role(n: ast.Compare, roles: tuple[str, ...]) -> bool:
-    """`x.partition(":")[0] in ("parent", "owner")` / `== "owner"`: a role split by hand against role literals."""
+    """A role split by hand: `x.partition(":")[0]` compared with role literals (`in ("parent", "owner")`,
+    `== "owner"`), with a name of roles (`in roles`, `== spec.role`), or, for a principal (`ev.by`, `principal`),
+    with anything."""
     left = n.left
     split = (isinstance(left, ast.Subscript) and isinstance(left.value, ast.Call)
              and isinstance(left.value.func, ast.Attribute) and left.value.func.attr == "partition")
+    if not split:
+        return False
     lits = [c.value for side in n.comparators for c in ast.walk(side) if isinstance(c, ast.Constant)]
-    return split and any(v in roles for v in lits)
+    named = any("role" in _name(c).lower() for side in n.comparators for c in ast.walk(side))
+    receiver = _name(left.value.func.value)  # type: ignore[union-attr]  # split: an attribute call
+    return any(v in roles for v in lits) or named or receiver in PRINCIPALS
 
 
 def _role_strings(tree: ast.AST) -> list[int]:
@@ -139,8 +152,11 @@ def test_principal_roles_are_checked_through_the_typed_helpers():
     assert not bad, f"role string comparisons (use owed/ids.py helpers): {bad}"
     seen = _role_strings(ast.parse('if P.role_of(by) != "owner": pass\nif role_of(x) in ("a",): pass\n'
                                    'ok = by.startswith("parent:")\nif by.partition(":")[0] not in ("parent", "owner"): pass\n'
-                                   'if ob.partition(":")[0] == "check": pass\n'))
-    assert seen == [1, 2, 3, 4]
+                                   'if ob.partition(":")[0] == "check": pass\n'
+                                   'ok = [e for e in es if e.by.partition(":")[0] in allowed]\n'
+                                   'ok = x.partition(":")[0] in roles\n'
+                                   'ok = ob.partition(":")[0] in kinds\n'))
+    assert sorted(seen) == [1, 2, 3, 4, 6, 7]
 
 
 def test_strict_optional_is_on_everywhere_mypy_checks():
