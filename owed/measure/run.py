@@ -261,9 +261,7 @@ def _verdict(spec, judgements: list, j) -> tuple[ObsVerdict, bool, str | None]:
     if not rep:
         return j.verdict, False, j.note
     runs_n, need = rep.runs, rep.needed
-    verdict, noisy = aggregate_repeat(judgements, runs_n, need)
-    if len(judgements) < runs_n and verdict == "fail" and "error" not in [x.verdict for x in judgements]:
-        verdict = "fail"
+    verdict, noisy = aggregate_repeat(judgements, runs_n, need)  # a run stopped early pools what it has
     n_pass = sum(1 for x in judgements if x.verdict == "pass")
     head = f"{'noisy ' if noisy else ''}({n_pass}/{len(judgements)} passed)"
     note = head if verdict == "pass" else (f"{head}\n{j.note}" if j.note else head)
