@@ -71,7 +71,8 @@ def _lenient(stream) -> None:
 def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.__stdout__.fileno())
+        if sys.__stdout__ is not None:
+            os.dup2(devnull, sys.__stdout__.fileno())
     except (OSError, AttributeError, ValueError):
         pass
 

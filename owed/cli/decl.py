@@ -76,7 +76,9 @@ class App:
     """A recorded typer.Typer: its own keyword args, commands, sub-apps and callback, in declaration order."""
 
     def __init__(self, name: str | None = None, **kw: Any):
-        self.name, self.kw, self.commands, self.groups, self.root_callback = name, kw, [], [], None
+        self.name, self.kw, self.root_callback = name, kw, None
+        self.commands: list[Cmd] = []
+        self.groups: list[tuple[str, App]] = []
 
     def command(self, name: str | None = None, **kw: Any):
         def register(func):

@@ -15,6 +15,7 @@ parse, and every usage error (so typer's messages and exit codes stay the contra
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from owed.cli import decl
 from owed.cli.commands import COMMANDS, modules
@@ -45,7 +46,7 @@ def all_commands() -> list[str]:
     return [n for n in COMMANDS if n in declared] + [n for n in declared if n not in COMMANDS]
 
 
-_COMMAND_KW = {"add_completion": False, "rich_markup_mode": None, "pretty_exceptions_enable": False}
+_COMMAND_KW: dict[str, Any] = {"add_completion": False, "rich_markup_mode": None, "pretty_exceptions_enable": False}
 
 
 def escaped(cmd):

@@ -64,11 +64,11 @@ def _lazy_spec(name, path):
 def _importer_is(name: str) -> bool:
     """Is a module named `name` executing the import statement being resolved?"""
     f = sys._getframe(2)
-    while f is not None:
-        if f.f_globals.get("__name__") == name:
-            return True
+    while f.f_globals.get("__name__") != name:
+        if f.f_back is None:
+            return False
         f = f.f_back
-    return False
+    return True
 
 
 def _platform_stand_in():

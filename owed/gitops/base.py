@@ -157,6 +157,6 @@ class RepoBase:
         return self._git(args, **kw).out.decode("utf-8", "surrogateescape").strip()
 
     def _stream(
-        self, args: list[str], sink: Callable[[bytes], None], *, cwd: PathLike | None = None, input: bytes | None = None
+        self, args: list[str], sink: Callable[[bytes], object], *, cwd: PathLike | None = None, input: bytes | None = None
     ) -> None:
         proc.stream(args, self.toplevel_str if cwd is None else cwd, sink, input=input, timeout=self.timeout)

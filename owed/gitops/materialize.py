@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from owed.gitops.base import PathLike, RepoBase, encode_path
 from owed.gitops.proc import GitError, first_line
 from owed.gitops.trees import GITLINK, TreesMixin
+from owed.gitops.worktrees import WorktreesMixin
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,7 +59,7 @@ def _force_writable(func, path, _exc) -> None:
         pass
 
 
-class MaterializeMixin(TreesMixin, RepoBase):
+class MaterializeMixin(TreesMixin, WorktreesMixin, RepoBase):
     def closure_pins(self, base: str, commit: str, match: Callable[[str], bool]) -> dict[str, tuple[str, str] | None]:
         pins: dict[str, tuple[str, str] | None] = {e.path: (e.mode, e.oid) for e in self.ls_tree(base) if match(e.path)}
         for e in self.ls_tree(commit):

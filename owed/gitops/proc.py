@@ -210,7 +210,7 @@ def _spawn(args: list[str], cwd: str, env: dict[str, str], stdin: int | None) ->
     return _Child(pid, out_r, err_r)
 
 
-def _drain(child: _Child, args: list[str], sink: Callable[[bytes], None], deadline: float,
+def _drain(child: _Child, args: list[str], sink: Callable[[bytes], object], deadline: float,
            timeout: float) -> tuple[int, bytes]:
     """stdout chunks to `sink`, the stderr tail kept, until both close; then the exit code (bounded by `deadline`)."""
     import select
@@ -251,7 +251,7 @@ def _timed_out(args: list[str], timeout: float) -> GitError:
 def _pump(
     args: list[str],
     cwd: str | os.PathLike,
-    sink: Callable[[bytes], None],
+    sink: Callable[[bytes], object],
     *,
     input: bytes | None,
     env: Mapping[str, str] | None,
@@ -325,7 +325,7 @@ def run(
 def stream(
     args: list[str],
     cwd: str | os.PathLike,
-    sink: Callable[[bytes], None],
+    sink: Callable[[bytes], object],
     *,
     input: bytes | None = None,
     env: Mapping[str, str] | None = None,

@@ -96,7 +96,7 @@ def test_ruff():
 MYPY_CORE = ["owed/errors.py", "owed/canon.py", "owed/entries.py", "owed/principals.py", "owed/state.py",
              "owed/reducer.py", "owed/folds", "owed/acceptance.py", "owed/keys.py", "owed/plan", "owed/globs.py",
              "owed/readiness.py", "owed/waits.py", "owed/result.py", "owed/ids.py", "owed/measure", "owed/interrupts.py",
-             "owed/rails.py", "owed/ops", "owed/views", "owed/batchplan.py", "owed/ledger",
+             "owed/rails.py", "owed/ops", "owed/views", "owed/batchplan.py", "owed/ledger", "owed/gitops", "owed/cli",
              "runner/spec.py"]
 
 # mypy runs over MYPY_CORE in tests/health/test_mypy.py (an incremental cache that stays exact).
