@@ -86,3 +86,23 @@ def test_batch_merge_losing_the_trunk_cas_after_recording_observations_exits_4(o
     new = ledger(repo)[before:]
     assert new and not [e for e in new if e["kind"] == "merge"] and doc["recorded"] == [e["seq"] for e in new]
     assert doc["code"] == "stale" and f"#{new[-1]['seq']}" in doc["error"] and not flag.exists()
+
+
+def test_adoption_whose_trunk_moves_while_it_measures_exits_4_naming_the_observation(owed, tmp_path):
+    flag = tmp_path / "move-once"
+    repo = make_repo(tmp_path / "c", _plan(f"if [ -f {flag} ]; then rm {flag}; git -C {tmp_path / 'c'} "
+                                           f"update-ref refs/heads/main $(cat {tmp_path / 'side'}); fi; true"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    (repo / "z.txt").write_text("z\n")
+    git(repo, "add", "z.txt")
+    git(repo, "commit", "-q", "-m", "z")
+    (tmp_path / "side").write_text(git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "side"))
+    flag.write_text("")
+    before = len(ledger(repo))
+    r = owed("adopt", "--note", "z is fine", "--json")
+    assert r.returncode == 4, r.stdout + r.stderr
+    doc = json.loads(r.stdout.splitlines()[-1])
+    new = ledger(repo)[before:]
+    assert [e["kind"] for e in new] == ["obs"] and doc["recorded"] == [new[0]["seq"]]
+    assert "nothing recorded" not in doc["error"] and f"(recorded #{new[0]['seq']})" in doc["error"]
