@@ -25,6 +25,7 @@ class OwedError(Exception):
 
     exit_code = EXIT_INTERNAL
     code = "internal"
+    recorded: tuple[int, ...] = ()  # the seqs the failing op had appended (owed.result.op sets it)
 
     def __init__(self, message: str, *, hint: str | None = None, details: dict | None = None,
                  lines: list[str] | None = None):

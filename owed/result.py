@@ -8,6 +8,7 @@ Map:
   the seqs of the ledger entries this op appended.
 - `@op`: marks a function as an op: it returns a Result and its `recorded` is filled from the entries
   `Ledger.append` wrote while it ran (per context, so two ops in two threads do not see each other's).
+  An OwedError escaping an op carries the seqs it had recorded as `recorded` (owed.errors.after_recording).
 - `noted(seqs)`: called by `Ledger.append` after its fsync.
 - `acting_in()`: the working directory the running op acts in (its `cwd`, the first argument), or None outside
   an op: the run rails (owed/rails_env.py) judge the run against that directory's ledger, not the process's
@@ -76,6 +77,12 @@ def op(fn: Callable[P, Result]) -> Callable[P, Result]:
         where = _where.set(cwd if isinstance(cwd, str) else _where.get())
         try:
             res = fn(*args, **kwargs)
+        except Exception as e:
+            from owed.errors import OwedError
+
+            if isinstance(e, OwedError) and seqs:  # what this op had recorded when it failed (per context)
+                e.recorded = (*e.recorded, *(s for s in seqs if s not in e.recorded))
+            raise
         finally:
             _where.reset(where)
             _sink.reset(token)

@@ -47,11 +47,15 @@ def _interrupted():
 
 
 def _failed(e: BaseException) -> Reply:
-    from owed.errors import OwedError
+    from owed.errors import OwedError, after_recording
 
     if isinstance(e, OwedError):
+        seqs = list(e.recorded)  # this call's appends (owed.result.op: per context, not another thread's)
+        e = after_recording(e, seqs)
         msg, code, exit_code = e.message.replace("\n", " "), e.code, e.exit_code
         extra = {"hint": e.hint} if getattr(e, "hint", None) else {}
+        if seqs:
+            extra["recorded"] = seqs
     else:
         text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
         msg, code, exit_code, extra = f"internal error: {text}", "internal", 3, {}

@@ -26,10 +26,10 @@ def _plan(inv_run: str) -> str:
         """)
 
 
-def test_merge_losing_the_trunk_cas_after_recording_observations_exits_4_naming_them(owed, tmp_path):
+def _racing_merge(owed, tmp_path):
+    """x accepted, its merge tree new (y merged first), and an invariant that moves trunk (once, when the flag
+    exists) while the merge measures it: between the recorded merge-tree observation and the ref CAS."""
     flag = tmp_path / "move-once"
-    # The invariant moves trunk (once, when the flag exists) while the merge measures it: between the
-    # recorded merge-tree observation and the ref CAS.
     repo = make_repo(tmp_path / "m", _plan(f"if [ -f {flag} ]; then rm {flag}; git -C {tmp_path / 'm'} "
                                            f"update-ref refs/heads/main $(cat {tmp_path / 'side'}); fi; true"))
     owed.cwd = repo
@@ -40,6 +40,11 @@ def test_merge_losing_the_trunk_cas_after_recording_observations_exits_4_naming_
     side = git(repo, "commit-tree", "main^{tree}", "-p", "main", "-m", "side")
     (tmp_path / "side").write_text(side)
     flag.write_text("")
+    return repo, flag, side
+
+
+def test_merge_losing_the_trunk_cas_after_recording_observations_exits_4_naming_them(owed, tmp_path):
+    repo, flag, side = _racing_merge(owed, tmp_path)
     before = len(ledger(repo))
     r = owed("merge", "x", "--json")
     assert r.returncode == 4, r.stdout + r.stderr
@@ -106,3 +111,17 @@ def test_adoption_whose_trunk_moves_while_it_measures_exits_4_naming_the_observa
     new = ledger(repo)[before:]
     assert [e["kind"] for e in new] == ["obs"] and doc["recorded"] == [new[0]["seq"]]
     assert "nothing recorded" not in doc["error"] and f"(recorded #{new[0]['seq']})" in doc["error"]
+
+
+def test_the_mcp_door_names_the_calls_own_recorded_seqs_and_exit_4(owed, tmp_path):
+    from owed.mcp.calls import call
+
+    repo, flag, _ = _racing_merge(owed, tmp_path)
+    before = len(ledger(repo))
+    reply = call("owed_merge", {"cwd": str(repo), "node": "x"})
+    new = ledger(repo)[before:]
+    assert new and reply.exit_code == 4 and reply.error is not None, reply
+    assert reply.error["code"] == "stale" and reply.error["recorded"] == [e["seq"] for e in new]
+    assert f"(recorded #{new[0]['seq']}" in reply.error["error"] and "nothing recorded" not in reply.error["error"]
+    reply = call("owed_merge", {"cwd": str(repo), "node": "x"})  # refused up front: nothing recorded, exit 1
+    assert reply.exit_code == 1 and "recorded" not in reply.error and len(ledger(repo)) == before + len(new)
