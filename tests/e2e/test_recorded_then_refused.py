@@ -125,3 +125,25 @@ def test_the_mcp_door_names_the_calls_own_recorded_seqs_and_exit_4(owed, tmp_pat
     assert f"(recorded #{new[0]['seq']}" in reply.error["error"] and "nothing recorded" not in reply.error["error"]
     reply = call("owed_merge", {"cwd": str(repo), "node": "x"})  # refused up front: nothing recorded, exit 1
     assert reply.exit_code == 1 and "recorded" not in reply.error and len(ledger(repo)) == before + len(new)
+
+
+def test_init_whose_genesis_measurement_is_busy_names_the_recorded_genesis(owed, tmp_path):
+    """init records genesis, then waits for the genesis lock: a live holder makes it busy (75, not refused), and
+    the line says genesis #0 was recorded (retry: owed attest --genesis)."""
+    import subprocess
+    import sys
+
+    repo = make_repo(tmp_path / "i", _plan("true"))
+    locks = repo / ".git" / "owed" / "locks"
+    locks.mkdir(parents=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom owed.ledger.lock import DirLock\n"
+                               f"l = DirLock({str(locks / 'genesis')!r}, what='genesis'); l.acquire()\n"
+                               "print('held', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        r = owed("init", "plan.yaml", cwd=repo, process=True, env={"OWED_LOCK_TIMEOUT": "0.3"})
+    finally:
+        holder.communicate("", timeout=10)
+    assert r.returncode == 75, r.stdout + r.stderr
+    assert [e["kind"] for e in ledger(repo)] == ["genesis"] and "(recorded #0)" in r.stderr, r.stderr
