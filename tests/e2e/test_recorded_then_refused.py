@@ -147,3 +147,36 @@ def test_init_whose_genesis_measurement_is_busy_names_the_recorded_genesis(owed,
         holder.communicate("", timeout=10)
     assert r.returncode == 75, r.stdout + r.stderr
     assert [e["kind"] for e in ledger(repo)] == ["genesis"] and "(recorded #0)" in r.stderr, r.stderr
+
+
+def test_trunk_attest_interrupted_after_its_refresh_names_the_refresh(owed, tmp_path):
+    """attest --trunk records the refresh of a new invariant's key, then measures it: SIGINT while it measures
+    exits 130 naming the recorded refresh instead of claiming nothing was recorded."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import wait_for
+
+    started = tmp_path / "started"
+    repo = make_repo(tmp_path / "t", _plan("true"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    slow = _plan("true").replace("timeout_s: 30}", "timeout_s: 30}\n  - {id: v, run: 'touch %s; sleep 30', "
+                                                    "timeout_s: 60}" % started)
+    (repo / "plan2.yaml").write_text(slow)
+    assert owed("plan", "plan2.yaml").returncode == 0, "plan"
+    before = len(ledger(repo))
+    p = subprocess.Popen([sys.executable, "-m", "owed", "attest", "--trunk", "--no-lease"], cwd=repo,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(started.exists, what="the new invariant's measurement")
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    new = ledger(repo)[before:]
+    assert [e["kind"] for e in new] == ["refresh"], new
+    assert p.returncode == 130 and f"recorded #{new[0]['seq']}" in err and "nothing recorded" not in err, (out, err)
