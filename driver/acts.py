@@ -7,6 +7,7 @@ returns a one-line outcome for the log. Background actions (attest, merge) are `
 
 from __future__ import annotations
 
+from driver.crashpoints import crash_at
 from owed.errors import OwedError
 
 
@@ -153,6 +154,7 @@ def launch(drv, act, state, plan) -> str:
                          reason=act.reason if act.role == "writer" else None)]
 
     drv.ctx.ledger.append(make)
+    crash_at(f"launch:{act.role}")
     start_run(drv, state, plan, act.rid, act.role, 1, task, extra)
     return f"{act.role} {act.rid} started"
 
@@ -194,6 +196,7 @@ def send(drv, act, state, plan) -> str:
                        generation=act.generation, rulings=carried or None)]
 
     drv.ctx.ledger.append(make)
+    crash_at(f"send:{role}")
     start_run(drv, state, plan, act.rid, role, act.generation, text, env, spec)
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 
