@@ -121,6 +121,18 @@ def slot_commits(drv, slot) -> int:
         return 0
 
 
+def slot_changes(drv, slot) -> list[str]:
+    """Uncommitted changes in the slot work tree (`git status --porcelain` records, untracked directories
+    collapsed): work left there before the first writer run. [] when git cannot say (the task then does not
+    mention them)."""
+    from owed.gitops.proc import GitError
+
+    try:
+        return drv.ctx.repo.worktree_status(slot.worktree)
+    except (GitError, OSError, ValueError):
+        return []
+
+
 def launch(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
@@ -135,7 +147,8 @@ def launch(drv, act, state, plan) -> str:
     if act.role == "writer" and act.reason is not None:  # the slot's first writer run, for work done outside
         task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail), {}
     elif act.role == "writer":
-        task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, state.open_slot(act.node))), {}
+        slot = state.open_slot(act.node)
+        task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, slot), slot_changes(drv, slot)), {}
     else:
         task, extra = M.reviewer_task(state, plan, act.node, act.n)
     spec = {"agent": name, "model": model, "command": agent_command(agent), "role": act.role, "task": task,
