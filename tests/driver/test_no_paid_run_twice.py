@@ -205,3 +205,46 @@ def test_two_shims_of_one_generation_run_its_agent_once(tmp_path):
             assert time.monotonic() < deadline
             time.sleep(0.05)
     assert count.read_text().splitlines() == ["x"] * 5
+
+
+REPAIRING_WRITER = START + """\
+    if [ "$OWED_GENERATION" = 1 ]; then echo wrong > "$OWED_NODE.txt"; else echo good > "$OWED_NODE.txt"; fi
+    git add -A && git commit -qm "$OWED_NODE $OWED_GENERATION"
+    $OWED submit "$OWED_NODE"
+"""
+
+
+def test_kill_9_after_a_repair_and_a_ruling_follow_up_is_recorded_starts_each_once(tmp_path):
+    """The repair (writer) and the ruling re-acknowledgment (reviewer) follow-ups, each recorded and then the
+    driver SIGKILLed before its spawn: the next driver starts that generation once, and nothing twice."""
+    check = 'grep -qx good a.txt && echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
+    for role, generation in (("writer", 1), ("writer", 2), ("reviewer", 2)):
+        _go(tmp_path, role, generation)
+    repo = make(tmp_path, writer=REPAIRING_WRITER, reviewer=REVIEWER, nodes=node("a", reviews=1, check=check))
+    _crashing(repo, "send:writer")  # generation 1 submitted a failing candidate: the repair is recorded
+    assert [(e["generation"], e["reason"]) for e in kinds(repo, "send")] == [(2, "repair")]
+    env = dict(os.environ, OWED_DRIVE_CRASH_AT="send:reviewer")
+    p = subprocess.Popen([sys.executable, "-m", "owed", "drive"], cwd=repo, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, env=env)
+    procs = [p]
+    try:
+        _until(tmp_path / "ready-reviewer-1")  # the repaired candidate passed; its reviewer waits
+        from tests.driver.standins import ok
+
+        ok(repo, "rule", "--nodes", "a", "keep it to one line")  # after the reviewer's packet: a re-ack is owed
+        _go(tmp_path, "reviewer", 1)
+        assert p.wait(timeout=60) == -signal.SIGKILL  # the re-acknowledgment is recorded, then the kill
+        procs.append(d := _drive(repo))
+        _finish(d)
+    finally:
+        for q in procs:
+            if q.poll() is None:
+                _kill9(q)
+    starts = _starts(tmp_path)
+    assert sorted(starts.values()) == [1, 1, 1, 1], starts
+    assert sorted((line.split()[0], line.split()[2]) for line in starts) == [
+        ("reviewer", "1"), ("reviewer", "2"), ("writer", "1"), ("writer", "2")]
+    assert [(e["rid"].split(":")[4], e["generation"], e["reason"]) for e in kinds(repo, "send")] == [
+        ("writer", 2, "repair"), ("reviewer", 2, "ruling")]
+    assert len(kinds(repo, "launch")) == 2 and len(kinds(repo, "review")) == 2
+    assert doc(repo, "status")["summary"]["merged"] == 1

@@ -474,3 +474,25 @@ def test_status_plans_the_batch_without_halted_nodes():
     assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == ["c", "d"]
     b.add(E.Halt(by="parent:drive", node="d", attempt=1, reason="parked", needs="human"))
     assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == []  # one member left: no batch
+
+
+def test_a_ruling_naming_the_node_while_its_reviewer_runs_waits_for_that_review_then_re_acks_it():
+    """A ruling restarts the node's budgets, but never launches a second reviewer run of the same candidate
+    next to (or after) the one that is reviewing it: wait for its review, then re-acknowledge (one follow-up)."""
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.add(E.Rule(by="parent:cli", text="keep it to one line", nodes=("a",)))
+    runs = {rid: run(state="sealed", ok=True), rrid: run()}
+    assert [a for a in b.decide(runs) if a.node == "a"] == []  # not a reviewer:2 beside the running one
+    b.review("a", by="reviewer:drive-a-1-1")  # its packet did not carry the ruling: no acknowledgment
+    runs[rrid] = run(state="sealed", ok=True)
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.rid, a.generation, a.reason) for a in acts] == [("send", rrid, 2, "ruling")]
+    b.add(E.Send(by="parent:drive", node="a", attempt=1, rid=rrid, send_kind="follow-up", message="m" * 64,
+                 reason="ruling", generation=2, rulings=b.state.rules[-1].seq))
+    runs[rrid] = run(gen=2, state="sealed", ok=True)  # the re-ack ended without acknowledging: a human decides
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [a.kind for a in acts] == ["halt"] and "review missing" in acts[0].reason
+    b.add(E.Resume(by="parent:cli", node="a", note="review again"))  # a resume: another reviewer round
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.role) for a in acts] == [("launch", "reviewer")]
