@@ -496,3 +496,14 @@ def test_a_ruling_naming_the_node_while_its_reviewer_runs_waits_for_that_review_
     b.add(E.Resume(by="parent:cli", node="a", note="review again"))  # a resume: another reviewer round
     acts = [a for a in b.decide(runs) if a.node == "a"]
     assert [(a.kind, a.role) for a in acts] == [("launch", "reviewer")]
+
+
+def test_a_resume_while_the_candidates_reviewer_runs_waits_for_it_then_gives_a_new_round():
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.add(E.Resume(by="parent:cli", node="a", note="look again"))
+    runs = {rid: run(state="sealed", ok=True), rrid: run()}
+    assert [a for a in b.decide(runs) if a.node == "a"] == []  # no second reviewer beside the running one
+    runs[rrid] = run(state="sealed", ok=True)  # it ended without recording: the resume's round starts now
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.role, a.n) for a in acts] == [("launch", "reviewer", 1)]
