@@ -145,7 +145,8 @@ def launch(drv, act, state, plan) -> str:
              f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
     if act.role == "writer" and act.reason is not None:  # the slot's first writer run, for work done outside
-        task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail), {}
+        changes = slot_changes(drv, state.open_slot(act.node))
+        task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail, changes), {}
     elif act.role == "writer":
         slot = state.open_slot(act.node)
         task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, slot), slot_changes(drv, slot)), {}

@@ -110,14 +110,14 @@ def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[li
     return [f"Continue work on {node_id} ({reason})."], True
 
 
-def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None) -> str:
+def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None, changes: Sequence[str] = ()) -> str:
     """A follow-up: the task repeated, then what is new (the resume, the receipt, the ruling, the rebase
-    command, the answer), then what to do."""
+    command, the answer; `changes`: uncommitted changes a slot's first writer run finds), then what to do."""
     slot = state.open_slot(node_id)
     new, submit = _new(state, plan, node_id, reason, detail)
     lines = ["Your task (repeated in full: you need no memory of earlier runs):",
              *[f"  {ln}" for ln in _task(state, plan, node_id)], "", "What is new:",
-             *_resumed(state, node_id), *new]
+             *_resumed(state, node_id), *new, *_uncommitted(slot, changes)]
     if submit:
         lines.append(f"When done: commit your work in {slot.worktree}, then run: owed submit {node_id}")
     return "\n".join(lines) + "\n"
