@@ -130,12 +130,14 @@ def _order(state, plan) -> list[str]:
 def _starts(rec, runs: dict) -> list[Action]:
     """Recorded runs whose process for the recorded generation is missing (a crash between intent and act).
 
-    Reviewer runs of an older candidate are not restarted: their candidate is gone.
+    Reviewer runs of an older candidate are not restarted: their candidate is gone (a resubmit of the same
+    commit keeps its reviewers, as `_review_due` counts them: those are restarted).
     """
     out = []
-    current = rec.slot.cand.seq if rec.slot.cand else None
+    cand = rec.slot.cand
+    commit_of = dict(rec.slot.commits)
     for rid, run in rec.runs.items():
-        if run.role == REVIEWER and run.cand != current:
+        if run.role == REVIEWER and (cand is None or run.cand != cand.seq and commit_of.get(run.cand) != cand.commit):
             continue
         seen = runs.get(rid)
         if seen is None or seen.generation < run.generation or seen.state == "absent":

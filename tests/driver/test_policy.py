@@ -507,3 +507,20 @@ def test_a_resume_while_the_candidates_reviewer_runs_waits_for_it_then_gives_a_n
     runs[rrid] = run(state="sealed", ok=True)  # it ended without recording: the resume's round starts now
     acts = [a for a in b.decide(runs) if a.node == "a"]
     assert [(a.kind, a.role, a.n) for a in acts] == [("launch", "reviewer", 1)]
+
+
+def test_a_reviewer_intent_never_started_is_started_after_the_same_commit_is_resubmitted():
+    """A driver killed between a reviewer's launch and its spawn, then the same commit submitted again: the
+    resubmit keeps its reviewers, so that recorded reviewer is started (not halted as `review missing`)."""
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a" or a.rid == rrid]
+    assert [(a.kind, a.rid, a.generation) for a in acts] == [("start", rrid, 1)]
+    b.submit("a", "c2")  # another commit: that reviewer's candidate is gone, a new reviewer is launched
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a" or a.rid == rrid]
+    assert [(a.kind, a.role, a.rid != rrid) for a in acts] == [("launch", "reviewer", True)]
