@@ -18,6 +18,9 @@
                   undamaged answer or fails.
 - plan_fuzz:      a valid plan mutated at random (bytes, long strings, odd YAML); traceback = `owed init` of it
                   printed a Python traceback or exited outside {0, 1, 2}.
+- drive_kill:     `owed drive` over two nodes (one reviewed), SIGKILLed at random moments and at one crash point
+                  (OWED_DRIVE_CRASH_AT), then run to the end; duplicates = trials where a run generation's
+                  stand-in agent started twice (target 0: no paid run twice); unfinished = not both merged.
 - env_fault:      environment faults (stdout /dev/full or closed, ascii encoding, no HOME, no git on PATH, a
                   missing cwd, bad TMPDIR, a locale, a deleted ledger dir...); traceback = a traceback or an
                   exit outside {0, 1, 2, 3, 75}.
@@ -25,7 +28,8 @@
 Survivors are found by a mark in the environment of every process the killed owed started (psutil).
 
     python bench/faults.py [--merges 30] [--dispatches 20] [--attests 20] [--daemons 10] [--flips 100]
-                           [--truncations 30] [--blobs 30] [--snapshots 50] [--plans 200] [--seed N]
+                           [--truncations 30] [--blobs 30] [--snapshots 50] [--plans 200] [--drives 8]
+                           [--seed N]
 """
 
 from __future__ import annotations
@@ -486,14 +490,62 @@ def bench_env(tmp: Path) -> None:
     emit("env_fault", trials=len(faults), tracebacks=len(bad), which=bad, target=0)
 
 
+DRIVE_AGENT = """\
+echo "$OWED_RUN_ID $OWED_GENERATION" >> "$STARTS"
+sleep "0.$(( RANDOM % 10 ))"
+if [ "$OWED_ROLE" = writer ] && [ "$OWED_GENERATION" = 1 ] && [ $(( RANDOM % 2 )) = 0 ]; then
+    exit 0  # ends without submitting: the driver sends the submit follow-up (generation 2)
+elif [ "$OWED_ROLE" = writer ]; then
+    echo "$OWED_NODE" > "$OWED_NODE.txt"
+    git add -A && git commit -qm "$OWED_NODE" && $OWED submit "$OWED_NODE"
+else
+    ACK=${OWED_ACK_RULINGS:+--ack-rulings $OWED_ACK_RULINGS}
+    $OWED review "$OWED_NODE" --as "$OWED_REVIEWER" --ok --rank "$OWED_REVIEW_RANK" --candidate "$OWED_CANDIDATE" \\
+        --note ok $ACK
+fi
+"""
+CRASH_POINTS = ("launch:writer", "launch:reviewer", "send", "spawn")
+
+
+def bench_drive_kill(tmp: Path, n: int, rng: random.Random) -> None:
+    """`owed drive` over two nodes (one reviewed) with a stand-in agent that appends one line per start;
+    each trial SIGKILLs drivers at random moments and at one crash point (driver/crashpoints.py), then lets a
+    last driver finish. duplicates = run generations started more than once (target 0: no paid run twice)."""
+    dup_trials, unfinished, starts_total, kills, crashes = 0, 0, 0, 0, 0
+    for t in range(n):
+        d = tmp / f"drive-{t}"
+        d.mkdir()
+        (d / "agent.sh").write_text("set -u\nOWED=\"" + " ".join(OWED) + "\"\n" + DRIVE_AGENT)
+        starts = d / "starts"
+        extra = ("drive:\n  writer: {agent: s}\n  reviewer: {agent: s}\n"
+                 f"  agents: {{s: {{command: 'STARTS={starts} bash {d}/agent.sh', timeout_s: 60}}}}\n  max: 2")
+        text = plan(["a", "b"], check="true", extra=extra).replace(
+            "  - id: b\n", "    review: {count: 1}\n  - id: b\n", 1)
+        repo = make_repo(d / "repo", text)
+        point = rng.choice(CRASH_POINTS)
+        crashes += killed_run(repo, ["drive"], 60, env={"OWED_DRIVE_CRASH_AT": point})[0] == -signal.SIGKILL
+        for _ in range(rng.randint(1, 4)):
+            kills += killed_run(repo, ["drive"], rng.uniform(0.3, 3.0))[0] is None
+        code, _ = killed_run(repo, ["drive"], 120)  # None: it never finished (killed after 120 s)
+        lines = starts.read_text().splitlines() if starts.exists() else []
+        starts_total += len(lines)
+        if len(lines) != len(set(lines)):
+            dup_trials += 1
+        merged = {e.get("node") for e in ledger(repo) if e["kind"] == "merge"}
+        if code != 0 or merged != {"a", "b"}:
+            unfinished += 1
+    emit("drive_kill", trials=n, kills=kills, crash_points_hit=crashes, duplicates=dup_trials, unfinished=unfinished,
+         starts=starts_total, target=0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for name, default in [("merges", 30), ("dispatches", 20), ("attests", 20), ("daemons", 10), ("flips", 100),
-                          ("truncations", 30), ("blobs", 30), ("snapshots", 50), ("plans", 200)]:
+                          ("truncations", 30), ("blobs", 30), ("snapshots", 50), ("plans", 200), ("drives", 8)]:
         ap.add_argument(f"--{name}", type=int, default=default)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--only", default="", help="comma-separated figures: merge,dispatch,attest,daemon,"
-                    "integrity,plans,env")
+                    "integrity,plans,env,drive")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
@@ -507,7 +559,8 @@ def main() -> None:
                  ("daemon", lambda: bench_daemon(tmp, a.daemons)),
                  ("integrity", lambda: bench_integrity(tmp, a.flips, a.truncations, a.blobs, a.snapshots, rng)),
                  ("plans", lambda: bench_plans(tmp, a.plans, rng)),
-                 ("env", lambda: bench_env(tmp))]
+                 ("env", lambda: bench_env(tmp)),
+                 ("drive", lambda: bench_drive_kill(tmp, a.drives, rng))]
         for name, step in steps:
             if not only or name in only:
                 t0 = time.monotonic()

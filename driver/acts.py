@@ -7,6 +7,7 @@ returns a one-line outcome for the log. Background actions (attest, merge) are `
 
 from __future__ import annotations
 
+from driver.crashpoints import crash_at
 from owed.errors import OwedError
 
 
@@ -120,6 +121,18 @@ def slot_commits(drv, slot) -> int:
         return 0
 
 
+def slot_changes(drv, slot) -> list[str]:
+    """Uncommitted changes in the slot work tree (`git status --porcelain` records, untracked directories
+    collapsed): work left there before the first writer run. [] when git cannot say (the task then does not
+    mention them)."""
+    from owed.gitops.proc import GitError
+
+    try:
+        return drv.ctx.repo.worktree_status(slot.worktree)
+    except (GitError, OSError, ValueError):
+        return []
+
+
 def launch(drv, act, state, plan) -> str:
     from driver import messages as M
     from owed import entries as E
@@ -132,9 +145,11 @@ def launch(drv, act, state, plan) -> str:
              f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
     if act.role == "writer" and act.reason is not None:  # the slot's first writer run, for work done outside
-        task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail), {}
+        changes = slot_changes(drv, state.open_slot(act.node))
+        task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail, changes), {}
     elif act.role == "writer":
-        task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, state.open_slot(act.node))), {}
+        slot = state.open_slot(act.node)
+        task, extra = M.writer_task(state, plan, act.node, slot_commits(drv, slot), slot_changes(drv, slot)), {}
     else:
         task, extra = M.reviewer_task(state, plan, act.node, act.n)
     spec = {"agent": name, "model": model, "command": agent_command(agent), "role": act.role, "task": task,
@@ -153,6 +168,7 @@ def launch(drv, act, state, plan) -> str:
                          reason=act.reason if act.role == "writer" else None)]
 
     drv.ctx.ledger.append(make)
+    crash_at(f"launch:{act.role}")
     start_run(drv, state, plan, act.rid, act.role, 1, task, extra)
     return f"{act.role} {act.rid} started"
 
@@ -194,6 +210,7 @@ def send(drv, act, state, plan) -> str:
                        generation=act.generation, rulings=carried or None)]
 
     drv.ctx.ledger.append(make)
+    crash_at(f"send:{role}")
     start_run(drv, state, plan, act.rid, role, act.generation, text, env, spec)
     return f"{act.reason} follow-up to {act.rid} (generation {act.generation})"
 

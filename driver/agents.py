@@ -30,6 +30,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from driver.crashpoints import VAR as CRASH_VAR, crash_at
 from driver.runs import (AGENT, EXIT, LOCK, LOG, RID, SPAWNED, SPEC, STARTED, STOP, TASK, RunView, create_time,
                          generations, lock_held, now_iso, read_json, read_view, safe, same_process, try_lock,
                          write_json, write_text)
@@ -108,11 +109,12 @@ class Pool:
                                 **({"shell": shell} if shell != "login" else {}),
                                 **({"stall_s": stall_s, "watch": watch} if stall_s else {})})
         os.close(os.open(gen / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
-        shim_env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS}
+        shim_env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS and k != CRASH_VAR}
         with open(gen / LOG, "ab") as log:
             proc = self._shims[gen] = subprocess.Popen(
                 [*self.shim, str(gen.resolve())], cwd=gen, env=shim_env,
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True)
+        crash_at("spawn")
         write_json(gen / SPAWNED, {"pid": proc.pid, "start_time": create_time(proc.pid), "at": now_iso(),
                                    "spawns": spawns + 1})
 

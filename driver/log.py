@@ -5,9 +5,10 @@ Map:
   `owed drive --json` loop that writes its events to stdout writes them here.
 - `DriveLog(path, stream=None)`: the writer. `event(name, **fields)` writes `{"event", "at", ...}` as
   one line, flushed, to `stream` (the loop passes `sys.stdout`) or, without a stream, appends it to the
-  file in a single O_APPEND write. `exit_record(code, reason, error=None)` writes the final line
-  `{"event": "exit", "code", "reason": idle|stopped|killed|error, "at", "error"?}`; the driver writes it
-  before it releases drive.lock, so a finished driver without one was SIGKILLed or crashed.
+  file whole (O_APPEND; a short write is continued, or cut back when the rest fails: `append_whole`).
+  `exit_record(code, reason, error=None)` writes the final line `{"event": "exit", "code", "reason":
+  idle|stopped|killed|error, "at", "error"?}`; the driver writes it before it releases drive.lock, so a
+  finished driver without one was SIGKILLed or crashed.
 - `rotate(path)`: when a detached driver starts, the previous log becomes `log.jsonl.1` (one copy kept).
 - `tail(path, n)`: the last n lines (any text, stderr included). `last_event(path)`: the last line that
   is a JSON event. `last_exit(path)`: that event if it is an exit record, else None.
@@ -16,6 +17,7 @@ Map:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -47,7 +49,7 @@ class DriveLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, line.encode())
+                append_whole(fd, line.encode())
             finally:
                 os.close(fd)
         return doc
@@ -56,6 +58,25 @@ class DriveLog:
         if reason not in EXIT_REASONS:
             raise ValueError(f"exit reason must be one of {', '.join(EXIT_REASONS)}, not {reason!r}")
         return self.event("exit", code=int(code), reason=reason, error=error)
+
+
+def append_whole(fd: int, blob: bytes) -> None:
+    """Append `blob` (one line) to an O_APPEND `fd` whole: a short write (a nearly full disk, a file size limit)
+    is continued; when the rest fails, the part already written is cut back before the error is raised, so no
+    torn line is left for the next event to be glued to. The driver is the log's only writer while it holds
+    drive.lock (a detached driver's stdout and stderr are its own), so the last bytes are its own part."""
+    done = 0
+    try:
+        while done < len(blob):
+            n = os.write(fd, blob[done:])
+            if n <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            done += n
+    except BaseException:
+        if done:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, max(0, os.fstat(fd).st_size - done))
+        raise
 
 
 def rotate(path: str | os.PathLike) -> None:

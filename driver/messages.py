@@ -4,6 +4,8 @@ reviewer's packet with the exact command to record the review. Pure: state and p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 def _rulings(state, node_id: str, after: int = 0) -> list[str]:
     return [f"#{r.seq} ({', '.join(r.nodes)}): {r.text}" for r in state.rules
@@ -37,15 +39,31 @@ def _task(state, plan, node_id: str) -> list[str]:
     return lines
 
 
-def writer_task(state, plan, node_id: str, commits: int = 0) -> str:
-    """The first run's task; `commits` already on the slot branch (someone worked there without a driver run)
-    are named, so the writer continues them instead of starting over."""
+CHANGES_SHOWN = 20  # uncommitted changes a writer task lists by name; the rest are counted
+
+
+def writer_task(state, plan, node_id: str, commits: int = 0, changes: Sequence[str] = ()) -> str:
+    """The first run's task; `commits` already on the slot branch and `changes` left uncommitted in its work
+    tree (`git status --porcelain` records; someone worked there without a driver run) are named, so the
+    writer continues them instead of starting over (or discarding them)."""
     slot = state.open_slot(node_id)
     have = ([f"The slot branch {slot.branch} already has {commits} commit(s) over its base (work done before this "
              f"run, not yet submitted): read them (git log {slot.base[:12]}..HEAD), continue from them, and do "
              "not start over."] if commits else [])
-    return "\n".join(_task(state, plan, node_id) + have
+    return "\n".join(_task(state, plan, node_id) + have + _uncommitted(slot, changes)
                      + [f"When done: commit your work, then run: owed submit {node_id}"]) + "\n"
+
+
+def _uncommitted(slot, changes: Sequence[str]) -> list[str]:
+    """The slot work tree's uncommitted changes, as `git status --porcelain` names them (at most CHANGES_SHOWN)."""
+    if not changes:
+        return []
+    more = len(changes) - CHANGES_SHOWN
+    return ([f"The work tree {slot.worktree} has {len(changes)} uncommitted change(s) (work done before this run, "
+             "not committed; git status --porcelain):"] + [f"  {c}" for c in changes[:CHANGES_SHOWN]]
+            + ([f"  … and {more} more (git status)"] if more > 0 else [])
+            + ["Review them (git status, git diff): keep and commit what belongs to this task, continue from it, "
+               "and do not discard them without a reason."])
 
 
 def _resumed(state, node_id: str) -> list[str]:
@@ -92,14 +110,14 @@ def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[li
     return [f"Continue work on {node_id} ({reason})."], True
 
 
-def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None) -> str:
+def follow_up(state, plan, node_id: str, reason: str, detail: str | None = None, changes: Sequence[str] = ()) -> str:
     """A follow-up: the task repeated, then what is new (the resume, the receipt, the ruling, the rebase
-    command, the answer), then what to do."""
+    command, the answer; `changes`: uncommitted changes a slot's first writer run finds), then what to do."""
     slot = state.open_slot(node_id)
     new, submit = _new(state, plan, node_id, reason, detail)
     lines = ["Your task (repeated in full: you need no memory of earlier runs):",
              *[f"  {ln}" for ln in _task(state, plan, node_id)], "", "What is new:",
-             *_resumed(state, node_id), *new]
+             *_resumed(state, node_id), *new, *_uncommitted(slot, changes)]
     if submit:
         lines.append(f"When done: commit your work in {slot.worktree}, then run: owed submit {node_id}")
     return "\n".join(lines) + "\n"

@@ -130,12 +130,14 @@ def _order(state, plan) -> list[str]:
 def _starts(rec, runs: dict) -> list[Action]:
     """Recorded runs whose process for the recorded generation is missing (a crash between intent and act).
 
-    Reviewer runs of an older candidate are not restarted: their candidate is gone.
+    Reviewer runs of an older candidate are not restarted: their candidate is gone (a resubmit of the same
+    commit keeps its reviewers, as `_review_due` counts them: those are restarted).
     """
     out = []
-    current = rec.slot.cand.seq if rec.slot.cand else None
+    cand = rec.slot.cand
+    commit_of = dict(rec.slot.commits)
     for rid, run in rec.runs.items():
-        if run.role == REVIEWER and run.cand != current:
+        if run.role == REVIEWER and (cand is None or run.cand != cand.seq and commit_of.get(run.cand) != cand.commit):
             continue
         seen = runs.get(rid)
         if seen is None or seen.generation < run.generation or seen.state == "absent":
@@ -389,7 +391,11 @@ def _review_due(n: _Node, its) -> list[Action] | None:
     mine = [r for r in rec.runs.values() if r.role == REVIEWER and (r.cand == cand.seq or
                                                                     commit_of.get(r.cand) == cand.commit)]
     if n.resumed:  # after a resume the reviewers of this candidate get another round
-        mine = [r for r in mine if r.launch > rec.epoch]
+        reack = _reack_first(n, reviews, mine)
+        if reack is not None:
+            return reack
+        if not _reacked_since(n, reviews, mine):  # a re-ack of this ruling that went unanswered halts instead
+            mine = [r for r in mine if r.launch > rec.epoch]
     if len(mine) < need:
         k = 1 + sum(1 for r in rec.runs.values() if r.role == REVIEWER)
         return [Action("launch", n.id, n.a, rid=rid_for(n.state.project, n.id, n.a, REVIEWER, k), role=REVIEWER,
@@ -402,6 +408,28 @@ def _review_due(n: _Node, its) -> list[Action] | None:
     missing = ", ".join(i.obligation for i in reviews)
     return [_halt(n.id, n.a, f"review missing: reviewer runs ended without recording {missing}", "human",
                   f"owed review {n.id} --ok|--block --as reviewer:<id> --candidate {cand.commit[:12]} --note \"...\"")]
+
+
+def _reack_first(n: _Node, reviews, mine) -> list[Action] | None:
+    """After a ruling (or resume) naming the node, before a new reviewer round: a reviewer of this candidate
+    still running is waited for (its review comes), and when the reviews stand and only their rulings
+    acknowledgment is missing the latest reviewer gets the re-acknowledgment follow-up — never a second, fresh
+    reviewer run for a candidate that has (or is getting) that reviewer's review."""
+    if [r for r in mine if (n.runs.get(r.rid) and n.runs[r.rid].state in ("running", "starting"))]:
+        return []
+    if [i.obligation for i in reviews] != ["rulings"] or not mine:
+        return None
+    reack = _reack(n, reviews, mine)
+    return [reack] if reack is not None else None
+
+
+def _reacked_since(n: _Node, reviews, mine) -> bool:
+    """Only the rulings acknowledgment is missing and the latest reviewer already had a re-acknowledgment
+    follow-up since the ruling or resume: it went unanswered (`review missing` halts; a resume gives a round)."""
+    if [i.obligation for i in reviews] != ["rulings"] or not mine:
+        return False
+    last = max(mine, key=lambda r: r.launch)
+    return any(seq > n.rec.epoch and why == "ruling" for seq, why in zip(last.sends, last.reasons))
 
 
 def _reack(n: _Node, reviews, mine) -> Action | None:

@@ -72,6 +72,47 @@ def test_commits_without_a_submit_launch_the_writer_with_a_task_that_names_them(
     assert "already has 1 commit(s) over its base" in task and "do not start over" in task, task
 
 
+def test_uncommitted_changes_in_a_slot_with_no_run_are_named_in_the_writer_task(tmp_path):
+    repo = make(tmp_path, writer=FIX_AND_SUBMIT, nodes=node("a"))
+    wt = _by_hand(repo, "half\n", submit=False)
+    with open(f"{wt}/a.txt", "w") as f:  # edited again and not committed, plus a new file never added
+        f.write("a\n")
+    with open(f"{wt}/notes.md", "w") as f:
+        f.write("todo\n")
+    ok(repo, "drive", "--once")
+    [launch] = kinds(repo, "launch")
+    assert launch["role"] == "writer" and "reason" not in launch
+    [task] = messages(repo, "a")
+    assert "already has 1 commit(s) over its base" in task, task
+    assert f"The work tree {wt} has 2 uncommitted change(s)" in task, task
+    assert "\n   M a.txt\n  ?? notes.md\n" in task, task
+
+
+def test_a_repair_launch_for_a_hand_submitted_candidate_names_the_uncommitted_changes_too(tmp_path):
+    check = 'grep -qx a a.txt && echo "owed-counts {\\"pass\\":1,\\"fail\\":0}"'
+    fix_a_only = MARK_WRITER + 'echo a > a.txt && git add a.txt && git commit -qm fix && $OWED submit a\n'
+    repo = make(tmp_path, writer=fix_a_only, nodes=node("a", check=check))
+    wt = _by_hand(repo, "wrong\n")
+    with open(f"{wt}/scratch.txt", "w") as f:
+        f.write("left here\n")
+    r = owed(repo, "drive")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [launch] = kinds(repo, "launch")
+    assert (launch["role"], launch.get("reason")) == ("writer", "repair")
+    [task] = messages(repo, "a")
+    assert "needs repair" in task and f"The work tree {wt} has 1 uncommitted change(s)" in task, task
+    assert "\n  ?? scratch.txt\n" in task, task
+    assert task.index("uncommitted") < task.index("When done: commit your work")
+
+
+def test_a_clean_slot_with_no_run_gets_a_task_without_uncommitted_changes(tmp_path):
+    repo = make(tmp_path, writer=FIX_AND_SUBMIT, nodes=node("a"))
+    ok(repo, "drive", "--once")  # dispatch
+    ok(repo, "drive", "--once")  # launch
+    [task] = messages(repo, "a")
+    assert "uncommitted" not in task and "already has" not in task, task
+
+
 REBASE_AND_SUBMIT = MARK_WRITER + """\
     base=$(sed -n 's/.*git rebase --onto \\([0-9a-f]*\\) .*/\\1/p' "$OWED_TASK_FILE")
     test -n "$base" || { echo "no rebase in the task"; exit 1; }

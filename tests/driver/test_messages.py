@@ -131,3 +131,17 @@ def test_a_repair_follow_up_for_uncovered_writes_carries_the_allow_rule_hint():
     text = follow_up(b.state, b.plan, "k1", "repair")
     assert "out of writes: lib/x.c" in text
     assert "hint: an allow rule {nodes: ['k1'], writes: ['lib/']} would let owed grant these" in text
+
+
+def test_writer_task_names_uncommitted_changes_in_a_bounded_list():
+    b = book()
+    slot = b.state.open_slot("k1")
+    assert "uncommitted" not in writer_task(b.state, b.plan, "k1")
+    text = writer_task(b.state, b.plan, "k1", changes=[" M app/a.ts", "?? notes.md"])
+    assert (f"The work tree {slot.worktree} has 2 uncommitted change(s) (work done before this run, not "
+            "committed; git status --porcelain):\n   M app/a.ts\n  ?? notes.md\nReview them") in text
+    assert "do not discard them" in text and "and 0 more" not in text
+    many = writer_task(b.state, b.plan, "k1", changes=[f"?? f{i}.txt" for i in range(25)])
+    assert "has 25 uncommitted change(s)" in many and "  ?? f19.txt\n  … and 5 more (git status)\n" in many
+    assert "f20.txt" not in many
+    assert many.index("uncommitted") < many.index("When done: commit your work")

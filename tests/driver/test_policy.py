@@ -474,3 +474,53 @@ def test_status_plans_the_batch_without_halted_nodes():
     assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == ["c", "d"]
     b.add(E.Halt(by="parent:drive", node="d", attempt=1, reason="parked", needs="human"))
     assert planned_batch(b.state, b.plan, merge_queue(b.state, b.plan)) == []  # one member left: no batch
+
+
+def test_a_ruling_naming_the_node_while_its_reviewer_runs_waits_for_that_review_then_re_acks_it():
+    """A ruling restarts the node's budgets, but never launches a second reviewer run of the same candidate
+    next to (or after) the one that is reviewing it: wait for its review, then re-acknowledge (one follow-up)."""
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.add(E.Rule(by="parent:cli", text="keep it to one line", nodes=("a",)))
+    runs = {rid: run(state="sealed", ok=True), rrid: run()}
+    assert [a for a in b.decide(runs) if a.node == "a"] == []  # not a reviewer:2 beside the running one
+    b.review("a", by="reviewer:drive-a-1-1")  # its packet did not carry the ruling: no acknowledgment
+    runs[rrid] = run(state="sealed", ok=True)
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.rid, a.generation, a.reason) for a in acts] == [("send", rrid, 2, "ruling")]
+    b.add(E.Send(by="parent:drive", node="a", attempt=1, rid=rrid, send_kind="follow-up", message="m" * 64,
+                 reason="ruling", generation=2, rulings=b.state.rules[-1].seq))
+    runs[rrid] = run(gen=2, state="sealed", ok=True)  # the re-ack ended without acknowledging: a human decides
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [a.kind for a in acts] == ["halt"] and "review missing" in acts[0].reason
+    b.add(E.Resume(by="parent:cli", node="a", note="review again"))  # a resume: another reviewer round
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.role) for a in acts] == [("launch", "reviewer")]
+
+
+def test_a_resume_while_the_candidates_reviewer_runs_waits_for_it_then_gives_a_new_round():
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.add(E.Resume(by="parent:cli", node="a", note="look again"))
+    runs = {rid: run(state="sealed", ok=True), rrid: run()}
+    assert [a for a in b.decide(runs) if a.node == "a"] == []  # no second reviewer beside the running one
+    runs[rrid] = run(state="sealed", ok=True)  # it ended without recording: the resume's round starts now
+    acts = [a for a in b.decide(runs) if a.node == "a"]
+    assert [(a.kind, a.role, a.n) for a in acts] == [("launch", "reviewer", 1)]
+
+
+def test_a_reviewer_intent_never_started_is_started_after_the_same_commit_is_resubmitted():
+    """A driver killed between a reviewer's launch and its spawn, then the same commit submitted again: the
+    resubmit keeps its reviewers, so that recorded reviewer is started (not halted as `review missing`)."""
+    b, rid = accepted_book()
+    rrid = b.launch("a", "reviewer", 1)
+    b.submit("a", "c1")
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a" or a.rid == rrid]
+    assert [(a.kind, a.rid, a.generation) for a in acts] == [("start", rrid, 1)]
+    b.submit("a", "c2")  # another commit: that reviewer's candidate is gone, a new reviewer is launched
+    b.obs("a", "check:t", "pass")
+    b.obs("a", "writes", "pass")
+    acts = [a for a in b.decide({rid: run(state="sealed", ok=True)}) if a.node == "a" or a.rid == rrid]
+    assert [(a.kind, a.role, a.rid != rrid) for a in acts] == [("launch", "reviewer", True)]
