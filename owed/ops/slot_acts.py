@@ -219,7 +219,8 @@ def rebase(cwd: str, node_id: str, *, as_: str | None = None, i_am_owner: bool =
     prev = s.prev_cand
     lines = [f"Recorded rebase #{e.seq} of {node_id} attempt {e.attempt} by {who(by, channel)}: slot base "
              f"{short(e.from_)} → {short(e.base)}; the open candidate is invalidated; blocks still bind the node",
-             f"In the worktree {s.worktree} run: git rebase --onto {e.base} {e.from_}",
+             f"In the worktree {s.worktree} commit your work in progress first, then run: "
+             f"git rebase --onto {e.base} {e.from_}",
              f"Resolve conflicts only, commit, then run: owed submit {node_id} (the commit must descend from "
              f"{short(e.base)})"]
     doc = {"entry": E.to_dict(e), "worktree": s.worktree, "command": f"git rebase --onto {e.base} {e.from_}"}
