@@ -58,3 +58,25 @@ def test_one_refusal_records_nothing(tmp_path, owed):
     assert len(ledger(repo)) == before
     r = owed("resume", "a", "--note", "go on", "--json")  # one node: the document keeps its one `entry`
     assert r.returncode == 0 and json.loads(r.stdout)["entry"]["node"] == "a", r.stdout
+
+
+def test_the_mcp_tool_takes_node_arrays(tmp_path, owed):
+    from owed.mcp import calls, tools
+
+    repo = make_repo(tmp_path / "r", PLAN)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    for n in "ab":
+        assert owed("dispatch", n).returncode == 0
+    node = tools.schema("owed_resume")["properties"]["node"]
+    assert {"type": "array", "items": {"type": "string"}} in node["anyOf"]
+    r = calls.call("owed_resume", {"cwd": str(repo), "node": ["a", "b"], "note": "go on"})
+    assert r.exit_code == 0, r.error
+    assert [e["node"] for e in r.doc["entries"]] == ["a", "b"]
+    r = calls.call("owed_resume", {"cwd": str(repo), "node": "a", "after": ["b"], "note": "wait for b"})
+    assert r.exit_code == 0 and r.doc["entry"]["after"] == ["b"], r.error
+    before = len(ledger(repo))
+    for bad in ([], ["a", 1], ["a,b"], 7):
+        r = calls.call("owed_resume", {"cwd": str(repo), "node": bad, "note": "x"})
+        assert r.exit_code == 2 and "array of ids" in r.error["error"], (bad, r.error)
+    assert len(ledger(repo)) == before
