@@ -90,9 +90,11 @@ def _new(state, plan, node_id: str, reason: str, detail: str | None) -> tuple[li
     if reason == "submit":
         return [f"Your previous run ended without a candidate for {node_id}."], True
     if reason == "rebase":
-        prev = slot.prev_cand
-        return [f"Trunk moved under {node_id}: the slot base is now {slot.base[:12]}. In {slot.worktree} run:",
-                f"  git rebase --onto {slot.base} {prev.base if prev else '<old base>'}",
+        prev = slot.prev_cand  # without a dropped candidate the upstream is where the branch left trunk
+        upstream = prev.base if prev else f"$(git merge-base HEAD {slot.base})"
+        return [f"Trunk moved under {node_id}: the slot base is now {slot.base[:12]}. In {slot.worktree} commit "
+                "your work in progress first (a rebase moves commits only), then run:",
+                f"  git rebase --onto {slot.base} {upstream}",
                 "then resolve conflicts and commit."], True
     if reason == "repair":
         from owed.views.why import build, render

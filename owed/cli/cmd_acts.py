@@ -169,7 +169,7 @@ def ask(
 
 @app.command()
 def resume(
-    node: str = typer.Argument(...),
+    node: str = typer.Argument(..., help="Node id, or ids a,b,c (resumed in one append, or none)."),
     after: Optional[str] = typer.Option(None, "--after", help="Wait until these nodes merge (a,b)."),
     expect: Optional[str] = typer.Option(None, "--expect", help="report: the writer reports and stops."),
     note: Optional[str] = typer.Option(None, "--note", help="Why (required)."),

@@ -88,6 +88,7 @@ def cancelled(fd: int | None) -> bool:
 
 def call(name: str, args: dict, cancel_fd: int | None = None) -> Reply:
     try:
+        args = tools.joined(name, args)
         cwd, cmd, kw = tools.kwargs(name, args)
         _rails(name, args, cwd)
         if name == "owed_wait":

@@ -45,6 +45,9 @@ TOOLS["owed_drive"] = Tool("drive", description="The driver: action start (detac
 DRIVE_ACTIONS = {"start": "detach", "stop": "stop", "status": "status", "once": "once", "runs": "runs"}
 # Files the command opens relative to the process's working directory: a tool call's are relative to its cwd.
 CWD_PATHS = {("evidence", "file"), ("decoy", "file")}
+# Comma-separated node lists the CLI reads from one string: a tool takes the string or an array of ids (0.20:
+# `owed_resume` node `["a", "b"]`, after `"a,b"` or `["a", "b"]`), joined with commas before anything else.
+NODE_LISTS = {("resume", "node"), ("resume", "after"), ("merge", "node"), ("rule", "nodes")}
 SKIPPED = {"json", "i_am_owner"}  # --json is always on; owner acts over MCP are delegated (owner:mcp)
 _TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
 
@@ -126,8 +129,28 @@ def schema(name: str) -> dict:
         return {"type": "object", "properties": {"cwd": CWD, **props}, "required": ["cwd", "action"],
                 "additionalProperties": False}
     props, required = _props(cmd)
+    for arg, prop in props.items():
+        if (tool.command, arg) in NODE_LISTS:
+            rest = {k: v for k, v in prop.items() if k != "type"}
+            props[arg] = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], **rest}
     return {"type": "object", "properties": {"cwd": CWD, **props}, "required": ["cwd", *required],
             "additionalProperties": False}
+
+
+def joined(name: str, args: dict) -> dict:
+    """`args` with each node-list argument given as an array joined into the CLI's `a,b,c` (a bad one refused)."""
+    from owed.errors import UsageError
+
+    tool = TOOLS.get(name)
+    out = dict(args)
+    for k, v in args.items():
+        if tool is None or (tool.command, k) not in NODE_LISTS or v is None:
+            continue
+        if isinstance(v, list) and v and all(isinstance(x, str) and x and "," not in x for x in v):
+            out[k] = ",".join(v)
+        elif not isinstance(v, str):
+            raise UsageError(f"{k} must be a node id, ids separated by commas or an array of ids, not {v!r}")
+    return out
 
 
 def description(name: str) -> str:

@@ -166,7 +166,9 @@ def edit(cwd: str, *, node: str | None, invariant: str | None, sets: list[str], 
         raise Refused(f"the trunk cannot change (ledger trunk is {st.trunk!r})")
     _check_after(new, target, after)
     old = ctx.plan
-    warnings = shell_lint(rel, new, old)
+    from owed.plan.overlaps import overlap_warnings
+
+    warnings = shell_lint(rel, new, old) + overlap_warnings(new, old)
     diff = "".join(difflib.unified_diff(text.splitlines(True), new_text.splitlines(True), f"a/{rel}", f"b/{rel}"))
     if dry_run:
         return _dry_run(old, new, sha, diff, warnings, path)

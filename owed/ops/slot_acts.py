@@ -103,34 +103,48 @@ def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str
 
 def resume(cwd: str, node_id: str, *, note: str, after: tuple[str, ...] = (), expect: str | None = None,
            as_: str | None = None, i_am_owner: bool = False, remeasure: bool = False) -> Done:
+    """`node_id` may name several nodes (`a,b,c`, 0.20): one append resumes them all, or nothing is recorded."""
     if expect not in (None, "report"):
         raise UsageError(f"--expect takes only report, not {expect!r}")
-    by, channel = parent_or_owner(as_, i_am_owner, "resume", f"Resume {node_id}: {note}")
+    ids = resume_nodes(node_id)
+    by, channel = parent_or_owner(as_, i_am_owner, "resume", f"Resume {', '.join(ids)}: {note}")
     ctx = Context.load(cwd)
-    known_node(ctx.plan, node_id)
+    for n in ids:
+        known_node(ctx.plan, n)
     for a in after:
         known_node(ctx.plan, a)
-        if a == node_id:
-            raise Refused(f"{node_id} cannot wait for itself (--after {a})")
+        if a in ids:
+            raise Refused(f"{a} cannot wait for itself (--after {a})")
 
     def make(state):
-        return [resume_entry(state, node_id, by=by, channel=channel, note=note, after=after, expect=expect,
-                             remeasure=remeasure)]
+        return [resume_entry(state, n, by=by, channel=channel, note=note, after=after, expect=expect,
+                             remeasure=remeasure) for n in ids]
 
     state, written = ctx.ledger.append(make)
-    e = written[0]
-    head = f"Recorded resume #{e.seq} of {node_id} by {who(by, channel)}"
+    lines = [resume_line(e, who(by, channel), note) for e in written]
+    if len(written) == 1:
+        return Done(entries=written, lines=lines, doc={"entry": E.to_dict(written[0])})
+    return Done(entries=written, lines=lines, doc={"entries": [E.to_dict(e) for e in written]})
+
+
+def resume_nodes(text: str) -> tuple[str, ...]:
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names):
+        raise UsageError(f"owed resume takes a node id or node ids separated by commas (a,b,c), not {text!r}")
+    return tuple(dict.fromkeys(names))
+
+
+def resume_line(e: E.Resume, by: str, note: str) -> str:
+    head = f"Recorded resume #{e.seq} of {e.node} by {by}"
     if e.release == "hold":
-        lines = [f"{head}: released the hold; next: owed dispatch {node_id}"]
-    elif after:
-        lines = [f"{head}: waits for {', '.join(after)} to merge (resume #{e.seq}): {note}"]
-    elif expect:
-        lines = [f"{head}: the writer reports its findings and stops instead of submitting: {note}"]
-    elif remeasure:
-        lines = [f"{head}: its next merge measures the failed merge-tree items again (same keys): {note}"]
-    else:
-        lines = [f"{head}: go on: {note}"]
-    return Done(entries=written, lines=lines, doc={"entry": E.to_dict(e)})
+        return f"{head}: released the hold; next: owed dispatch {e.node}"
+    if e.after:
+        return f"{head}: waits for {', '.join(e.after)} to merge (resume #{e.seq}): {note}"
+    if e.expect:
+        return f"{head}: the writer reports its findings and stops instead of submitting: {note}"
+    if e.remeasure:
+        return f"{head}: its next merge measures the failed merge-tree items again (same keys): {note}"
+    return f"{head}: go on: {note}"
 
 
 def abandon(cwd: str, node_id: str, *, note: str, hold: bool = False, as_: str | None = None,
@@ -205,7 +219,8 @@ def rebase(cwd: str, node_id: str, *, as_: str | None = None, i_am_owner: bool =
     prev = s.prev_cand
     lines = [f"Recorded rebase #{e.seq} of {node_id} attempt {e.attempt} by {who(by, channel)}: slot base "
              f"{short(e.from_)} → {short(e.base)}; the open candidate is invalidated; blocks still bind the node",
-             f"In the worktree {s.worktree} run: git rebase --onto {e.base} {e.from_}",
+             f"In the worktree {s.worktree} commit your work in progress first, then run: "
+             f"git rebase --onto {e.base} {e.from_}",
              f"Resolve conflicts only, commit, then run: owed submit {node_id} (the commit must descend from "
              f"{short(e.base)})"]
     doc = {"entry": E.to_dict(e), "worktree": s.worktree, "command": f"git rebase --onto {e.base} {e.from_}"}

@@ -27,6 +27,7 @@ from typing import Any, Callable
 from owed.errors import UnknownNode, UsageError
 
 NODE_FIELDS = frozenset({"title", "brief", "deps", "writes", "later"})
+TEXT_FIELDS = frozenset({"title", "brief"})
 NEW_NODE_FIELDS = frozenset({"title", "brief", "deps", "writes", "checks"})
 REVIEW_FIELDS = frozenset({"count", "min_rank"})
 NODE_PATHS = "title, brief, deps, writes, later, review.count, review.min_rank, drive.<…>, checks.<id>[.<field>]"
@@ -115,7 +116,26 @@ def _node_edit(node, e: Edit, target: Target, load, mapping) -> None:
         raise UsageError(f"{e.path}: name a field under drive (drive.writer, drive.reviewer.model, …)")
     if head == "checks":
         return _check_edit(node, ".".join(keys[1:]), e, load, mapping)
-    _set_or_unset(node, keys, e, load, mapping)
+    _set_or_unset(node, keys, e, _text_load(load) if head in TEXT_FIELDS else load, mapping)
+
+
+def _text_load(load):
+    """`title` / `brief` are text (seed 0.20: brief edits preserve multiline and `=` text): a value is YAML only
+    when it is quoted or a block scalar (`|`, `>`) or reads as a string; multiline text, text YAML cannot read
+    (`a: b` on line two) and text that reads as another type (`yes`, `12`, `[x]`) are kept as typed."""
+
+    def text(t: str):
+        if t.lstrip().startswith(("|", ">", '"', "'")):
+            return load(t)
+        if "\n" in t:
+            return t
+        try:
+            v = load(t)
+        except UsageError:
+            return t
+        return v if isinstance(v, str) else t
+
+    return text
 
 
 def _check_edit(node, rest: str, e: Edit, load, mapping) -> None:

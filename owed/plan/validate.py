@@ -9,7 +9,8 @@ For the schema walker (`owed.plan.walk`):
 
 For `owed init` / `owed plan`: `warnings(plan)`, advice that never refuses: a node with no checks
 and no evidence (acceptance rests on review alone); `min_tests` on a command that loops in the
-shell (owed reads one summary, the last, not a sum); `tests`/`red_expect` without `red: true`.
+shell (owed reads one summary, the last, not a sum); `tests`/`red_expect` without `red: true`; independent
+nodes whose writes may overlap on the critical path (owed/plan/overlaps.py).
 
 >>> from owed.plan.model import Plan, Node
 >>> warnings(Plan(trunk="main", nodes=(Node(id="docs"),)))
@@ -349,4 +350,6 @@ def warnings(plan: Plan) -> list[str]:
             out += _loop(f"check {c.id} of node {n.id}", c)
             if not c.red and (c.tests or c.red_expect is not None):
                 out.append(f"check {c.id} of node {n.id} sets tests or red_expect without red: true; they have no effect")
-    return out
+    from owed.plan.overlaps import overlap_warnings
+
+    return out + overlap_warnings(plan)

@@ -12,7 +12,9 @@ by their own entries, earlier history supplies timing and classification. Figure
 - parentActs {total, perMergedNode, byClass}: owner and parent entries other than the driver's and other
   than dispatch/launch/send, one class each, first match: writes (a plan whose downgrades are only writes
   widenings, or an amend ruling), answer, trunk (adopt), resume, rule, plan, review (owner reviews), waive,
-  defer, evidence, abandon, approve, other; grants {total, perMergedNode}.
+  defer, evidence, abandon, approve, other, where `owed resume a,b,c` (one resume entry per node, one append)
+  is one act; byNode: the acts per node they name (a ruling's nodes, each resumed node; 0.20); grants
+  {total, perMergedNode}.
 Unavailable values are null; ratios are fractions.
 """
 
@@ -48,6 +50,7 @@ class ParentActs(Record):
     total: int
     per_merged_node: float | None
     by_class: dict[str, int]
+    by_node: dict[str, int] = {}  # acts per node they name (0.20); `resume a,b,c` counts once, for each node
 
 
 class Grants(Record):
@@ -103,6 +106,35 @@ def _klass(e) -> str | None:
     return "other"
 
 
+def _same_act(prev, e) -> bool:
+    """`owed resume a,b,c` appends one resume per node at once (one ts, one principal, one note): one act."""
+    return (prev is not None and E.kind_of(e) == E.kind_of(prev) == "resume" and e.seq == prev.seq + 1
+            and (e.by, e.ts, e.note) == (prev.by, prev.ts, prev.note))
+
+
+def _act_nodes(e) -> tuple[str, ...]:
+    """The nodes an act is attributed to: a ruling's named nodes (not `*`), else the entry's node."""
+    if E.kind_of(e) == "rule":
+        return tuple(n for n in e.nodes if n != "*")
+    node = getattr(e, "node", None)
+    return (node,) if isinstance(node, str) else ()
+
+
+def _parent_acts(window: list) -> tuple[dict[str, int], dict[str, int]]:
+    """(acts per class, acts per node they name) of the owner and parent entries in the window."""
+    by_class = {c: 0 for c in CLASSES}
+    by_node: dict[str, int] = {}
+    prev = None
+    for e in window:
+        c = _klass(e)
+        if c is not None:
+            by_class[c] += 0 if _same_act(prev, e) else 1
+            for node in _act_nodes(e):
+                by_node[node] = by_node.get(node, 0) + 1
+        prev = e
+    return by_class, dict(sorted(by_node.items()))
+
+
 def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
     after = since_filter(since)
     before = since_filter(until) if until is not None else None
@@ -139,11 +171,7 @@ def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
                        for (n, _a), subs in submits.items() if n == m.node)
     halts = sum(1 for e in window if E.kind_of(e) == "halt")
     answers = sum(1 for e in window if E.kind_of(e) == "rule" and e.answer is not None)
-    by_class = {c: 0 for c in CLASSES}
-    for e in window:
-        c = _klass(e)
-        if c is not None:
-            by_class[c] += 1
+    by_class, by_node = _parent_acts(window)
     acts = sum(by_class.values())
     grants = sum(1 for e in window if E.kind_of(e) == "grant")
     n = len(merges)
@@ -157,7 +185,7 @@ def metrics(entries: list, since: str | None, until: str | None) -> Metrics:
         submit_to_merge=SpreadMax(_pct(s2m, 0.5), _pct(s2m, 0.9), max(s2m) if s2m else None),
         first_dispatch_to_merge=Spread(_pct(d2m, 0.5), _pct(d2m, 0.9)),
         first_pass=None if n == 0 else round(first_pass / n, 4), repairs_per_merged_node=per(repairs),
-        parent_acts=ParentActs(acts, per(acts), by_class), grants=Grants(grants, per(grants)),
+        parent_acts=ParentActs(acts, per(acts), by_class, by_node), grants=Grants(grants, per(grants)),
     )
 
 

@@ -329,10 +329,13 @@ def refusal_need(state, plan, node_id: str) -> Need | None:
         return None
     ob, seq = refused[0]
     again = f"measure again: owed attest {node_id} --remeasure"
-    if ob.startswith("inv:"):
-        cmd = f"owed rebase {node_id} (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
-    else:
+    slot = state.open_slot(node_id)
+    if slot is not None and slot.base == state.trunk_commit:  # trunk has not moved: the candidate's own break
+        cmd = f"owed rule --nodes {node_id} --writer \"repair {ob} on the merge tree\""
+    else:  # trunk moved since the slot base: rebase first
         cmd = f"owed rebase {node_id}"
+    if ob.startswith("inv:"):
+        cmd += f" (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
     return Need(node=node_id, reason=f"{refused_phase(state, plan, node_id)} ({again})", command=cmd)
 
 

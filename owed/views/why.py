@@ -204,7 +204,8 @@ def clear_hint(b, node_id: str, cand12: str | None) -> str:
     if b.obligation == "approve":
         return f"the owner approves a candidate: owed approve {node_id}{pin}"
     ruled = f"ruled #{b.ruled}; " if b.ruled is not None else ""
-    return (f"{ruled}cleared by {b.by} again at rank >= {b.rank}, a reviewer at rank > {b.rank}, or the owner: "
+    return (f"{ruled}cleared by {b.by} again at rank >= {b.rank} or a reviewer at rank > {b.rank} after the writer's "
+            f"repair (direct it: owed rule --nodes {node_id} --writer \"<what to change>\"); owner override: "
             f"owed waive {node_id} {b.obligation} --accept-risk {b.seq} --reason \"...\"{pin}")
 
 

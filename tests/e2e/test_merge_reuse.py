@@ -41,9 +41,13 @@ def test_a_retry_reuses_the_refusal_status_names_its_command_and_remeasure_measu
     assert [o["verdict"] for o in first] == ["fail"]
     st = owed("status").stdout
     assert f"x: merge refused: inv:u fails on the merge tree (#{first[0]['seq']})" in st, st
-    assert "(measure again: owed attest x --remeasure) → owed rebase x" in st and "→ owed merge x" not in st
+    # trunk has not moved since the slot base: the break is the candidate's own, so the writer repairs it
+    # (a rebase would be refused: nothing to rebase)
+    repair = 'owed rule --nodes x --writer "repair inv:u on the merge tree"'
+    assert f"(measure again: owed attest x --remeasure) → {repair}" in st and "→ owed merge x" not in st, st
+    assert "owed rebase x" not in st, st
     why = owed("why", "x").stdout  # why's closing line names the refusal's command too, not `owed merge`
-    assert why.rstrip().endswith("Accepted: every obligation has a receipt. Next: owed rebase x (or the owner "
+    assert why.rstrip().endswith(f"Accepted: every obligation has a receipt. Next: {repair} (or the owner "
                                  "carries the debt: owed defer x u --reason \"...\")"), why
     r = owed("merge", "x")  # nothing changed: the recorded failure is reused, nothing measured
     assert r.returncode == 1 and f"reused obs #{first[0]['seq']}" in r.stderr, r.stderr
@@ -62,6 +66,29 @@ def test_a_retry_reuses_the_refusal_status_names_its_command_and_remeasure_measu
     assert owed("defer", "x", "u", "--reason", "flaky environment, fixed", "--i-am-owner").returncode == 0
     assert "x: accepted (merge pending)" in owed("status").stdout
     assert owed("merge", "x").returncode == 0
+
+
+def test_a_break_on_a_moved_trunk_leads_with_rebase(tmp_path, owed):
+    both = textwrap.dedent("""\
+        version: 1
+        trunk: main
+        invariants:
+          - {id: u, run: '! (test -f a.txt && test -f b.txt)', timeout_s: 30}
+        nodes:
+          - {id: a, writes: [a.txt]}
+          - {id: b, writes: [b.txt]}
+        """)
+    repo = make_repo(tmp_path / "m", both)
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+    accepted(owed, repo, "a", {"a.txt": "a\n"})
+    accepted(owed, repo, "b", {"b.txt": "b\n"})
+    assert owed("merge", "b").returncode == 0  # trunk moves past a's slot base
+    r = owed("merge", "a")
+    assert r.returncode == 1 and "inv:u new debt" in r.stderr, r.stderr
+    st = owed("status").stdout
+    assert "→ owed rebase a (or the owner carries the debt: owed defer a u" in st and "--writer" not in st, st
+    assert owed("rebase", "a").returncode == 0  # the command it names is one that acts
 
 
 def test_resume_remeasure_makes_the_next_merge_measure_its_failures_again(tmp_path, owed):

@@ -1,0 +1,48 @@
+"""`owed edit --set brief=…` / `title=…` (seed 0.20: brief edits preserve multiline and `=` text): the text
+reaches the recorded plan as typed, in block and flow plan files alike; quoted or block-scalar values are YAML."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import Flow, plan_text
+from tests.e2e.test_edit import node, recorded
+
+BLOCK = plan_text("""\
+    nodes:
+      - id: a
+        brief: old
+        writes: [a.txt]
+    """)
+FLOW_STYLE = plan_text("""\
+    nodes:
+      - {id: a, brief: old, writes: [a.txt]}
+    """)
+
+CASES = [
+    ("brief", "line one\nline two: with a colon\n  indented = x", "line one\nline two: with a colon\n  indented = x"),
+    ("brief", "run it as a=b == c", "run it as a=b == c"),
+    ("brief", "yes", "yes"),
+    ("brief", "12", "12"),
+    ("brief", "[not, a, list]", "[not, a, list]"),
+    ("title", "Two\nlines", "Two\nlines"),
+    ("brief", "'quoted: #text'", "quoted: #text"),
+    ("brief", "|\n  block\n  scalar\n", "block\nscalar\n"),
+]
+
+
+@pytest.mark.parametrize("plan", [BLOCK, FLOW_STYLE], ids=["block", "flow"])
+def test_text_fields_keep_what_was_typed(tmp_path, plan):
+    f = Flow(tmp_path / "r", plan)
+    f.init()
+    for field, value, want in CASES:
+        f.run("edit", "a", "--set", f"{field}={value}", "--note", "text", expect=0)
+        assert node(recorded(f), "a")[field] == want, (field, value)
+        f.run("plan", "plan.yaml", expect=0)  # the file parses to what was recorded: nothing to record
+
+
+def test_other_fields_stay_yaml(tmp_path):
+    f = Flow(tmp_path / "r", BLOCK)
+    f.init()
+    r = f.run("edit", "a", "--set", "writes=a.txt\nb.txt", "--note", "n")
+    assert r.returncode == 2, r.stdout + r.stderr  # a list field: YAML, and a plain string is no list
