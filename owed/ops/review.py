@@ -210,8 +210,8 @@ def hash_files(cwd: str, toplevel: str, files: list[str]) -> list[E.FileHash]:
         p = Path(cwd, f)
         try:
             data = p.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {f}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            raise UsageError(f"cannot read {f}: {getattr(exc, 'strerror', None) or exc}") from None
         real = p.resolve()
         path = real.relative_to(top).as_posix() if top in real.parents else str(real)
         out.append(E.FileHash(path=path, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))

@@ -41,13 +41,21 @@ def fresh(base: Path, where: Path) -> Path:
     return where
 
 
-def violations(argv: list[str], repo: Path, env: dict | None = None) -> list[str]:
-    """Run `owed <argv>` in `repo` and list how it broke the standard (empty: it kept it)."""
+OK = "exit 0"  # not a violation: the first item of a call that succeeded (it may have changed the repository)
+
+
+def broke(found: list[str]) -> list[str]:
+    return [v for v in found if v != OK]
+
+
+def violations(argv: list[str], repo: Path, env: dict | None = None, cwd: Path | None = None) -> list[str]:
+    """Run `owed <argv>` in `repo` (or in `cwd`, a worktree of it) and list how it broke the standard, after
+    `OK` when it exited 0 (`broke()` drops that)."""
     led = repo / LEDGER
     before = led.read_bytes() if led.exists() else None
-    r = run_in_process(argv, repo, env=env)
+    r = run_in_process(argv, cwd or repo, env=env)
     after = led.read_bytes() if led.exists() else None
-    bad = []
+    bad = [] if r.returncode else [OK]
     if r.returncode not in (0, 1, 2, 75):
         bad.append(f"exit {r.returncode}: {(r.stderr or r.stdout).strip()[:200]}")
     if "Traceback" in r.stderr + r.stdout:
@@ -61,3 +69,39 @@ def violations(argv: list[str], repo: Path, env: dict | None = None) -> list[str
     if r.returncode and "--json" in argv and r.stdout and not r.stdout.lstrip().startswith("{"):
         bad.append(f"--json error is not a JSON document: {r.stdout[:200]!r}")
     return bad
+
+
+# Values for the options most commands require, so that a bad input elsewhere reaches the code behind them.
+REQUIRED = {"--note": "n", "--writes": "+a.txt", "--reason": "r", "--merge": "1", "--class": "weak"}
+
+
+def required(cmd: str, besides: str | None = None) -> list[str]:
+    names = {name for name, _ in options(cmd)}
+    return [x for name, value in REQUIRED.items() if name in names and name != besides for x in (name, value)]
+
+
+class SlotRepo:
+    """A repository whose node `greeting` has an open slot with a submitted candidate, at one fixed path
+    (the slot's worktree path is absolute in the ledger and in git): `reset()` restores it from a pristine
+    copy before each call, so no call sees another's effects."""
+
+    def __init__(self, root: Path):
+        import json
+        import subprocess
+
+        self.path, self._orig = root / "slot", root / "slot.orig"
+        shutil.copytree(base_repo(root), self.path, symlinks=True)
+        r = run_in_process(["dispatch", "greeting", "--json"], self.path)
+        assert r.returncode == 0, r.stderr
+        self.worktree = Path(json.loads(r.stdout)["worktree"])
+        (self.worktree / "hello.txt").write_text("hello\n")
+        for args in (["add", "hello.txt"], ["commit", "-qm", "Add greeting"]):
+            subprocess.run(["git", *args], cwd=self.worktree, check=True, capture_output=True)
+        r = run_in_process(["submit", "greeting"], self.worktree)
+        assert r.returncode == 0, r.stderr
+        shutil.copytree(self.path, self._orig, symlinks=True)
+
+    def reset(self) -> Path:
+        shutil.rmtree(self.path, ignore_errors=True)
+        shutil.copytree(self._orig, self.path, symlinks=True)
+        return self.path

@@ -18,11 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from owed.ledger.lock import DirLock
-from tests.helpers.badinput import BLOCKING, COMMANDS, LEDGER, arity, base_repo, fresh, options, violations
+from tests.helpers.badinput import (BLOCKING, COMMANDS, LEDGER, OK, SlotRepo, arity, base_repo, broke, fresh, options,
+                                    required, violations)
 
-BAD_TEXT = ["", " ", "a b", "a\nb", "a\x00b", "a\udcffb", "\udcfe", "x" * 5000, "-1", "0", "1.5",
-            "99999999999999999999999", "nosuch-node", "--", "/nonexistent/dir/file", "/", ".", "plan.yaml",
-            "greeting,nosuch", "*", "'", "\t", "é", "../../etc/passwd"]
+BAD_TEXT = ["", " ", "a b", "a\nb", "a\x00b", "a\udcffb", "\udcfe", "x" * 5000, "-1", "0", "1.5", "nan", "inf",
+            "1e400", "99999999999999999999999", "nosuch-node", "--", "/nonexistent/dir/file", "/", ".", "plan.yaml",
+            "greeting,nosuch", "*", "'", "\t", "é", "../../etc/passwd", "content", "check:content", "review",
+            "=", "title=[1", "deps=[nosuch]", "x.y.z=1"]
 RUNNABLE = [c for c in COMMANDS if c not in BLOCKING]
 
 
@@ -39,12 +41,12 @@ def bad_call(draw):
     opts = options(cmd)
     kind = draw(st.sampled_from(["positional", "option", "flag", "surplus", "missing"]))
     bad = draw(st.sampled_from(BAD_TEXT) | st.text(max_size=12))
-    tail: list[str] = []
+    tail: list[str] = required(cmd)
     if kind == "positional" and k:
         pos[draw(st.integers(0, k - 1))] = bad
     elif kind == "option" and any(v for _, v in opts):
         name = draw(st.sampled_from([n for n, v in opts if v]))
-        tail = [name, bad]
+        tail = [*required(cmd, besides=name), name, bad]
     elif kind == "flag":
         tail = [draw(st.sampled_from(["--bogus", "-z", "--json=1", "--as", "--note"]))]
     elif kind == "surplus":
@@ -55,28 +57,72 @@ def bad_call(draw):
     return [*words, *pos, *tail, *json]
 
 
-@settings(max_examples=int(os.environ.get("OWED_FUZZ_EXAMPLES", 150)), derandomize=True, deadline=None,
+@settings(max_examples=int(os.environ.get("OWED_FUZZ_EXAMPLES", 100)), derandomize=True, deadline=None,
           database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(argv=bad_call())
 def test_bad_arguments_keep_the_standard(base, tmp_path, argv):
-    assert violations(argv, fresh(base, tmp_path / "w")) == [], argv
+    assert broke(violations(argv, fresh(base, tmp_path / "w"))) == [], argv
+
+
+@pytest.fixture(scope="module")
+def slot(tmp_path_factory):
+    return SlotRepo(tmp_path_factory.mktemp("slot"))
+
+
+@settings(max_examples=int(os.environ.get("OWED_FUZZ_EXAMPLES", 100)), derandomize=True, deadline=None,
+          database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(argv=bad_call(), inside=st.booleans())
+def test_bad_arguments_with_an_open_candidate_keep_the_standard(slot, argv, inside):
+    """The same draws where `greeting` has a submitted candidate: the acts behind the refusals run (notes,
+    evidence files, candidates, waivers), from the repository root or inside the slot's worktree."""
+    repo = slot.reset()
+    assert broke(violations(argv, repo, cwd=slot.worktree if inside else None)) == [], argv
 
 
 @pytest.mark.parametrize("cmd", sorted(BLOCKING))
 def test_commands_that_block_refuse_unknown_flags_and_surplus_arguments_at_once(base, tmp_path, cmd):
     repo = fresh(base, tmp_path / "w")
     for argv in ([*cmd.split(), "--bogus"], [*cmd.split(), "--bogus", "--json"]):
-        assert violations(argv, repo) == [], argv
+        assert broke(violations(argv, repo)) == [], argv
+
+
+NASTY = ["a\udcffb", "a\x00b", "x" * 5000, "", "/"]
+
+
+def _places(cmd: str):
+    """Every positional and every option value of `cmd` (the others valid), each with each NASTY value."""
+    words, k = cmd.split(), arity(cmd)
+    for value in NASTY:
+        for i in range(k):
+            pos = ["greeting"] * k
+            pos[i] = value
+            yield [*words, *pos, *required(cmd)]
+        for name, takes in options(cmd):
+            if takes:
+                yield [*words, *["greeting"] * k, *required(cmd, besides=name), name, value]
+
+
+@pytest.mark.parametrize("where", ["initialized", "candidate", "candidate-worktree"])
+def test_every_place_of_every_command_with_nasty_values(base, slot, tmp_path, where):
+    """Not drawn: every place, so a refusal that only a non-UTF-8 note, a NUL path or a directory reaches
+    (abandon --note, evidence --file, amend --plan) is found on every run; in a just-initialized repository,
+    and where `greeting` has a candidate (from the root, from the slot's worktree). The repository is reset
+    only after a call that exited 0 (a refused call changed nothing: that is checked)."""
+    reset = (lambda: fresh(base, tmp_path / "w")) if where == "initialized" else slot.reset
+    repo, found = reset(), {}
+    for cmd in RUNNABLE:
+        for argv in _places(cmd):
+            bad = violations(argv, repo, cwd=slot.worktree if where == "candidate-worktree" else None)
+            if broke(bad):
+                found[repr(argv)[:160]] = broke(bad)
+            if OK in bad:
+                repo = reset()
+    assert found == {}
 
 
 def _argv(cmd: str) -> list[str]:
     argv = [*cmd.split(), *(["plan.yaml"] if cmd in ("init", "plan") else ["greeting"] * arity(cmd))]
-    values = {"--note": "x", "--writes": "+a.txt", "--reason": "x", "--merge": "1", "--class": "weak"}
-    text = {name for name, _ in options(cmd)}
-    for name, value in values.items():
-        if name in text:
-            argv += [name, value]
-    return argv + (["--ok"] if cmd == "review" else [])
+    return argv + required(cmd) + (["--ok"] if cmd == "review" else [])
 
 
 def _outside_git(repo):
@@ -118,7 +164,7 @@ def test_every_command_in_a_broken_repository_keeps_the_standard(base, tmp_path,
         for json in ([], ["--json"]):
             repo = fresh(base, tmp_path / "w")
             STATES[state](repo)
-            bad = [b for b in violations(_argv(cmd) + json, repo) if not _integrity(b)]
+            bad = [b for b in broke(violations(_argv(cmd) + json, repo)) if not _integrity(b)]
             if bad:
                 found[" ".join(_argv(cmd) + json)] = bad
     assert found == {}
@@ -132,7 +178,7 @@ def test_every_command_with_a_held_lock_or_a_bad_lock_timeout_keeps_the_standard
     with DirLock(repo / ".git/owed/lock"):
         for cmd in RUNNABLE:
             for json in ([], ["--json"]):
-                bad = violations(_argv(cmd) + json, repo, env=env)
+                bad = broke(violations(_argv(cmd) + json, repo, env=env))
                 if bad:
                     found[" ".join(_argv(cmd) + json)] = bad
     assert found == {}

@@ -103,3 +103,40 @@ def test_graph_output_to_a_non_utf8_name_writes_it_and_says_so(repo):
     r = _owed_bytes(repo, b"graph", b"--output", b"g\xff.mmd", b"--json")
     assert r.returncode == 0 and json.loads(r.stdout)["output"].endswith("/g\\xff.mmd"), (r.stdout, r.stderr)
     assert (repo / b"g\xff.mmd".decode("utf-8", "surrogateescape")).read_text().startswith(("flowchart", "graph"))
+
+
+@pytest.fixture(scope="module")
+def slot(tmp_path_factory):
+    from tests.helpers.badinput import SlotRepo
+
+    return SlotRepo(tmp_path_factory.mktemp("slot"))
+
+
+@pytest.mark.parametrize("argv", [["abandon", "greeting", "--note", "a\udcffb"],
+                                  ["resume", "greeting", "--note", "a\udcffb"],
+                                  ["answer", "greeting", "a\udcffb"], ["rule", "a\udcffb", "--nodes", "greeting"]],
+                         ids=["abandon", "resume", "answer", "rule"])
+def test_text_that_is_not_utf8_is_a_usage_error_and_nothing_is_recorded(slot, argv):
+    # before: UnicodeEncodeError from the entry's encoding: "internal error", exit 3
+    kind = {"answer": "rule"}.get(argv[0], argv[0])
+    line = _refused(slot.reset(), *argv)
+    assert line == f"owed: the {kind} entry's text is not valid UTF-8 (\\xff): the ledger holds UTF-8 only"
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["root", "worktree"])
+def test_an_evidence_file_with_a_nul_byte_is_a_usage_error(slot, inside):
+    # before: ValueError (embedded null byte) from the file read: "internal error", exit 3
+    repo = slot.reset()
+    before = (repo / LEDGER).read_bytes()
+    r = run_in_process(["evidence", "greeting", "content", "--note", "n", "--file", "a\x00b"],
+                       slot.worktree if inside else repo)
+    assert (r.returncode, r.stderr) == (2, "owed: cannot read a\\x00b: embedded null byte\n")
+    assert (repo / LEDGER).read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [["amend", "greeting", "--writes", "+a.txt", "--note", "n", "--plan", "a\x00b"],
+                                  ["edit", "greeting", "--set", "title=x", "--note", "n", "--plan", "a\x00b"]],
+                         ids=["amend", "edit"])
+def test_a_plan_option_with_a_nul_byte_is_a_usage_error(repo, argv):
+    # before: ValueError (embedded null byte) from resolving the path: "internal error", exit 3
+    assert _refused(repo, *argv) == "owed: --plan 'a\\x00b': the path contains a NUL byte"

@@ -55,7 +55,7 @@ def _reply(repo, name, args):
     return reply
 
 
-@settings(max_examples=int(os.environ.get("OWED_FUZZ_EXAMPLES", 150)), derandomize=True, deadline=None,
+@settings(max_examples=int(os.environ.get("OWED_FUZZ_EXAMPLES", 100)), derandomize=True, deadline=None,
           database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(call=bad_args())
 def test_a_tool_with_bad_arguments_is_a_tool_error(base, tmp_path, call):
