@@ -79,10 +79,19 @@ def test_bad_arguments_with_an_open_candidate_keep_the_standard(slot, argv, insi
     assert broke(violations(argv, repo, cwd=slot.worktree if inside else None)) == [], argv
 
 
+# Bad values these commands refuse before they block or start anything (a valid one would run the loop).
+BEFORE_BLOCKING = {
+    "demo": [["demo", "--dir", "plan.yaml"], ["demo", "--dir", "a\x00b"]],
+    "wait": [["wait", "--timeout", v] for v in ("abc", "-1", "nan", "1e400")] + [["wait", "--since", "x"]],
+    "drive": [["drive", "--max", "abc"], ["drive", "--now"], ["drive", "--status", "--stop"]],
+    "obligations": [["obligations", "--limit", v] for v in ("0", "1000", "abc")],
+}
+
+
 @pytest.mark.parametrize("cmd", sorted(BLOCKING))
 def test_commands_that_block_refuse_unknown_flags_and_surplus_arguments_at_once(base, tmp_path, cmd):
     repo = fresh(base, tmp_path / "w")
-    for argv in ([*cmd.split(), "--bogus"], [*cmd.split(), "--bogus", "--json"]):
+    for argv in ([*cmd.split(), "--bogus"], [*cmd.split(), "--bogus", "--json"], *BEFORE_BLOCKING.get(cmd, [])):
         assert broke(violations(argv, repo)) == [], argv
 
 

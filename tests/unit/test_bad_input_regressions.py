@@ -140,3 +140,16 @@ def test_an_evidence_file_with_a_nul_byte_is_a_usage_error(slot, inside):
 def test_a_plan_option_with_a_nul_byte_is_a_usage_error(repo, argv):
     # before: ValueError (embedded null byte) from resolving the path: "internal error", exit 3
     assert _refused(repo, *argv) == "owed: --plan 'a\\x00b': the path contains a NUL byte"
+
+
+@pytest.mark.parametrize("what", ["a file", "an earlier demo"])
+def test_demo_dir_where_no_repository_can_be_built_is_a_usage_error(tmp_path, what):
+    # before: NotADirectoryError / FileExistsError from mkdir: "internal error", exit 3
+    dest = tmp_path / "d"
+    if what == "a file":
+        dest.write_text("x")
+    else:
+        (dest / "repo").mkdir(parents=True)
+    r = run_in_process(["demo", "--dir", str(dest)], tmp_path)
+    reason = "Not a directory" if what == "a file" else "File exists"
+    assert (r.returncode, r.stderr) == (2, f"owed: --dir {dest}: cannot build the demo repository there ({reason})\n")
