@@ -57,8 +57,10 @@ def _failed(e: BaseException) -> Reply:
         if seqs:
             extra["recorded"] = seqs
     else:
-        text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
-        msg, code, exit_code, extra = f"internal error: {text}", "internal", 3, {}
+        from owed.errors import unnamed
+
+        msg, code = unnamed(e)
+        exit_code, extra = 3, {}
     err = {"error": msg, "code": code, "exit": exit_code, **extra}
     return Reply({"contract": 1, **err}, f"owed: {msg}", exit_code, err)
 

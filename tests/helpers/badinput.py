@@ -3,6 +3,7 @@ the registry with their options read from the static help, and the user's standa
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from pathlib import Path
@@ -105,3 +106,24 @@ class SlotRepo:
         shutil.rmtree(self.path, ignore_errors=True)
         shutil.copytree(self._orig, self.path, symlinks=True)
         return self.path
+
+
+@contextlib.contextmanager
+def immutable(*paths: Path):
+    """`chattr +i` on each path for the block (root writes nothing there either), `-i` after; skips the test
+    where the filesystem or the tool does not allow it (CI on tmpfs or overlayfs)."""
+    import subprocess
+
+    import pytest
+
+    done = []
+    try:
+        for p in paths:
+            r = subprocess.run(["chattr", "+i", str(p)], capture_output=True)
+            if r.returncode != 0:
+                pytest.skip(f"chattr +i not available here: {r.stderr.decode().strip()}")
+            done.append(p)
+        yield
+    finally:
+        for p in done:
+            subprocess.run(["chattr", "-i", str(p)], capture_output=True)

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from owed.ledger.lock import DirLock
-from tests.helpers.badinput import (BLOCKING, COMMANDS, LEDGER, OK, SlotRepo, arity, base_repo, broke, fresh, options,
-                                    required, violations)
+from tests.helpers.badinput import (BLOCKING, COMMANDS, LEDGER, OK, SlotRepo, arity, base_repo, broke, fresh, immutable,
+                                    options, required, violations)
 
 BAD_TEXT = ["", " ", "a b", "a\nb", "a\x00b", "a\udcffb", "\udcfe", "x" * 5000, "-1", "0", "1.5", "nan", "inf",
             "1e400", "99999999999999999999999", "nosuch-node", "--", "/nonexistent/dir/file", "/", ".", "plan.yaml",
@@ -188,6 +188,23 @@ def test_every_command_with_a_held_lock_or_a_bad_lock_timeout_keeps_the_standard
         for cmd in RUNNABLE:
             for json in ([], ["--json"]):
                 bad = broke(violations(_argv(cmd) + json, repo, env=env))
+                if bad:
+                    found[" ".join(_argv(cmd) + json)] = bad
+    assert found == {}
+
+
+@pytest.mark.parametrize("target", ["dir", "ledger"])
+def test_every_command_with_a_read_only_ledger_keeps_the_standard(base, tmp_path, target):
+    """The ledger directory (or only ledger.jsonl) immutable: a write command ends with exit 3 `io` naming the
+    file it could not use (the named case: `cannot use <file>: <reason>`), never `internal error`, and reads
+    still answer."""
+    repo = fresh(base, tmp_path / "w")
+    found = {}
+    with immutable(repo / ".git/owed" if target == "dir" else repo / LEDGER):
+        for cmd in RUNNABLE:
+            for json in ([], ["--json"]):
+                bad = [b for b in broke(violations(_argv(cmd) + json, repo, env={"OWED_LOCK_TIMEOUT": "0.2"}))
+                       if not (b.startswith("exit 3") and ("cannot use" in b and "internal" not in b))]
                 if bad:
                     found[" ".join(_argv(cmd) + json)] = bad
     assert found == {}

@@ -153,3 +153,21 @@ def test_demo_dir_where_no_repository_can_be_built_is_a_usage_error(tmp_path, wh
     r = run_in_process(["demo", "--dir", str(dest)], tmp_path)
     reason = "Not a directory" if what == "a file" else "File exists"
     assert (r.returncode, r.stderr) == (2, f"owed: --dir {dest}: cannot build the demo repository there ({reason})\n")
+
+
+def test_a_read_only_ledger_is_exit_3_io_naming_the_file_and_nothing_is_recorded(repo):
+    # before: "internal error: PermissionError: [Errno 1] Operation not permitted: '…/lock.tmp.…'"
+    import json as _json
+
+    from tests.helpers.badinput import immutable
+
+    before = (repo / LEDGER).read_bytes()
+    with immutable(repo / ".git/owed"):
+        r = run_in_process(["resume", "greeting", "--note", "n"], repo)
+        j = run_in_process(["resume", "greeting", "--note", "n", "--json"], repo)
+        s = run_in_process(["status"], repo)
+    assert r.returncode == 3 and r.stderr.startswith(f"owed: cannot use {repo}/.git/owed/"), r.stderr
+    assert r.stderr.endswith(": Operation not permitted\n") and len(r.stderr.splitlines()) == 1
+    assert j.returncode == 3 and _json.loads(j.stdout)["code"] == "io"
+    assert s.returncode == 0, s.stderr
+    assert (repo / LEDGER).read_bytes() == before
