@@ -171,3 +171,14 @@ def test_a_read_only_ledger_is_exit_3_io_naming_the_file_and_nothing_is_recorded
     assert j.returncode == 3 and _json.loads(j.stdout)["code"] == "io"
     assert s.returncode == 0, s.stderr
     assert (repo / LEDGER).read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [["status"], ["init", "plan.yaml"], ["rule", "x", "--nodes", "greeting"]])
+def test_a_removed_current_directory_is_a_usage_error(tmp_path, argv):
+    # before: FileNotFoundError from os.getcwd(): "internal error: FileNotFoundError: [Errno 2] ...", exit 3
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    r = subprocess.run(["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", str(gone), sys.executable,
+                        "-m", "owed", *argv], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "owed: the current directory no longer exists (removed after the shell "
+                                           "entered it): cd into the repository again\n")
