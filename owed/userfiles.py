@@ -1,7 +1,8 @@
 """Files a user names on the command line (a plan, a decoy file): read, or one usage error saying why not.
 
 `read_bytes(path, what)` → the bytes, or UsageError (exit 2) for a path that does not exist, is a directory,
-is not readable, is too long or holds a NUL byte: never an OSError/ValueError escaping as "internal error".
+is not readable, is too long, holds a NUL byte, or whose content passes LIMIT (/dev/zero): never an
+OSError/ValueError escaping as "internal error", never a read without end.
 `shown(text)`: a name or argument that was not UTF-8 (its bytes decoded with surrogateescape) made printable
 and JSON-encodable, each such byte written `\\xNN` (any other lone surrogate `\\uNNNN`).
 """
@@ -12,6 +13,8 @@ import errno
 
 from owed.errors import UsageError
 
+LIMIT = 64 << 20  # bytes of a plan or decoy file: far above any real one
+
 SURROGATES = {c: (f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}") for c in range(0xd800, 0xe000)}
 
 
@@ -20,12 +23,15 @@ def shown(text: str) -> str:
 
 
 def read_bytes(path: str, what: str, base: str | None = None) -> bytes:
+    if not path:
+        raise UsageError(f"{what} path is empty")
     if "\0" in path:
         raise UsageError(f"{what} path contains a NUL byte: {path!r}")
-    from pathlib import Path
+    import os
 
     try:
-        return Path(base, path).read_bytes() if base is not None else Path(path).read_bytes()
+        with open(os.path.join(base, path) if base is not None else path, "rb") as f:
+            data = f.read(LIMIT + 1)  # /dev/zero, a pipe that never ends: not read without a bound
     except FileNotFoundError:
         raise UsageError(f"{what} not found: {path}") from None
     except IsADirectoryError:
@@ -35,3 +41,6 @@ def read_bytes(path: str, what: str, base: str | None = None) -> bytes:
     except OSError as e:
         shown = path if e.errno != errno.ENAMETOOLONG else path[:60] + "…"
         raise UsageError(f"{what} cannot be read ({e.strerror}): {shown}") from None
+    if len(data) > LIMIT:
+        raise UsageError(f"{what} is larger than {LIMIT >> 20} MiB: {path}")
+    return data

@@ -48,7 +48,7 @@ def test_a_rev_with_a_nul_byte_is_not_a_commit(repo, cmd):
     assert _refused(repo, cmd, "plan.yaml", "--rev", "a\x00b") == "owed: --rev a\\x00b: not a commit"
 
 
-@pytest.mark.parametrize(("path", "says"), [("", "is a directory"), ("/", "is a directory"),
+@pytest.mark.parametrize(("path", "says"), [("", "path is empty"), ("/", "is a directory"),
                                             ("x" * 5000, "cannot be read (File name too long)"),
                                             ("a\x00b", "path contains a NUL byte")],
                          ids=["empty", "directory", "too-long", "nul"])
@@ -182,3 +182,16 @@ def test_a_removed_current_directory_is_a_usage_error(tmp_path, argv):
                         "-m", "owed", *argv], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (2, "owed: the current directory no longer exists (removed after the shell "
                                            "entered it): cd into the repository again\n")
+
+
+@pytest.mark.parametrize("argv", [["init", "/dev/zero"], ["plan", "/dev/zero", "--note", "n"],
+                                  ["decoy", "digest", "/dev/zero"]], ids=["init", "plan", "decoy"])
+def test_an_endless_file_is_read_to_a_bound_and_refused(repo, argv):
+    # before: read without end (memory grew until the process was killed)
+    assert _refused(repo, *argv).endswith("file is larger than 64 MiB: /dev/zero")
+
+
+def test_evidence_of_a_device_is_refused_not_read(slot):
+    # before: /dev/zero read without end
+    assert _refused(slot.reset(), "evidence", "greeting", "content", "--note", "n", "--file",
+                    "/dev/zero") == "owed: cannot read /dev/zero: not a regular file"
