@@ -4,6 +4,7 @@ server runs for each tools/call (tests/mcpserver/test_mcp_stdio.py sends a few o
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -49,6 +50,9 @@ def _reply(repo, name, args):
     reply = calls.call(name, args)
     assert reply.exit_code in (0, 1, 2, 75), (name, args, reply.text)
     assert "Traceback" not in (reply.text or "")
+    # what the server sends is UTF-8 JSON: a message quoting a lone surrogate would be no reply at all
+    (reply.text or "").encode("utf-8")
+    json.dumps(reply.doc, ensure_ascii=False).encode("utf-8")
     if reply.exit_code:
         assert reply.error is not None and reply.text.startswith("owed: "), (name, args, reply.text)
         assert (repo / LEDGER).read_bytes() == before, (name, args)
@@ -65,6 +69,8 @@ def test_a_tool_with_bad_arguments_is_a_tool_error(base, tmp_path, call):
 
 @pytest.mark.parametrize(("name", "args", "says"), [
     ("owed_why", {"node": "nosuch"}, "nosuch"),
+    ("owed_why", {"node": "a\udcffb"}, "unknown node 'a\\udcffb'"),
+    ("owed_answer", {"node": "greeting", "text": "hi", "qid": "a\udcffb"}, "(--qid a\\xffb)"),
     ("owed_why", {"node": 7}, None),
     ("owed_why", {}, "missing node"),
     ("owed_review", {"node": "greeting", "rank": "high"}, "rank must be an integer"),
