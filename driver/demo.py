@@ -164,7 +164,12 @@ def main(dest: str | None = None, keep: bool = False) -> int:
 
     t0 = time.monotonic()
     base = Path(dest) if dest else Path(tempfile.mkdtemp(prefix="owed-demo-"))
-    repo = build(base)
+    try:
+        repo = build(base)
+    except (OSError, ValueError) as e:  # --dir a file, an existing demo, unwritable, a NUL byte
+        from owed.errors import UsageError
+
+        raise UsageError(f"--dir {dest}: cannot build the demo repository there ({getattr(e, 'strerror', None) or e})") from None
     print(f"== demo repository: {repo}")
     r = owed(repo, "init", "plan.yaml")
     print(r.stdout.rstrip() or r.stderr.rstrip())

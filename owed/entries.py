@@ -364,10 +364,18 @@ def decoder() -> msgspec.json.Decoder:
 
 
 def entry_bytes(e: Entry) -> bytes:
-    """Canonical JSON of the entry without `hash`: the hash input."""
+    """Canonical JSON of the entry without `hash`: the hash input. Text that is not UTF-8 (an argument's
+    bytes decoded with surrogateescape) cannot be in a UTF-8 ledger: a usage error, before anything is written."""
     if e.hash:
         e = msgspec.structs.replace(e, hash="")
-    return _encoder.encode(e)
+    try:
+        return _encoder.encode(e)
+    except UnicodeEncodeError as exc:
+        from owed.errors import UsageError
+        from owed.userfiles import shown
+
+        bad = shown(exc.object[exc.start:exc.end])
+        raise UsageError(f"the {kind_of(e)} entry's text is not valid UTF-8 ({bad}): the ledger holds UTF-8 only") from None
 
 
 def seal(e: Entry) -> Entry:

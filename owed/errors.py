@@ -3,7 +3,7 @@
 Expected outcomes (a failing check, a refused act) are values or `Refused`; only the CLI
 (`owed/cli`) maps these to exit codes and prints them. The exit-code table is the contract:
 
-    0 ok · 1 refused / new failure · 2 usage · 3 internal or integrity · 4 attest with open
+    0 ok · 1 refused / new failure · 2 usage · 3 internal, integrity or io · 4 attest with open
     obligations, or refused after recording (`after_recording`) · 75 busy · 130/143 interrupted
 """
 
@@ -132,6 +132,19 @@ class Internal(OwedError):
 
     exit_code = EXIT_INTERNAL
     code = "internal"
+
+
+def unnamed(e: BaseException) -> tuple[str, str]:
+    """(one-line message, JSON code) of an exception no command named, for the last line of defence (exit 3):
+    an OSError on a file of a read-only or full disk or a denied permission (the environment, not owed) is
+    `io` and says which file; anything else is `internal error: <type>: <text>`."""
+    import errno
+
+    if isinstance(e, OSError) and e.filename is not None and e.errno in (
+            errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+        return f"cannot use {e.filename}: {e.strerror}", "io"
+    text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+    return f"internal error: {text}", "internal"
 
 
 class Interrupted(OwedError):

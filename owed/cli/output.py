@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from owed.result import CONTRACT, Result, document  # noqa: F401 - the JSON contract lives with the results
+from owed.userfiles import SURROGATES, shown
 
 # A front end that is not a terminal (owed/mcp/calls.py) takes the handler's Result instead of its printout.
 _CAPTURE: ContextVar[list | None] = ContextVar("owed_capture", default=None)
@@ -14,6 +15,8 @@ _CAPTURE: ContextVar[list | None] = ContextVar("owed_capture", default=None)
 # C0 controls except newline and tab, DEL and the C1 controls: shown as \xNN in human output, so text
 # from the ledger (notes, rulings, reasons, reviews) cannot drive the reader's terminal.
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
+# A lone surrogate (an argument that was not UTF-8) cannot be written to a UTF-8 stream: owed.userfiles.shown.
+_CONTROLS.update(SURROGATES)
 
 
 def escape_controls(text: str) -> str:
@@ -65,9 +68,9 @@ def show(res: Result, json_mode: bool) -> int:
 def emit_error(message: str, code: str, json_mode: bool, extra: dict | None = None, hint: str | None = None,
                lines: list[str] | None = None) -> None:
     if json_mode:
-        doc = {"error": message, "code": code}
+        doc = {"error": shown(message), "code": code}
         if hint:
-            doc["hint"] = hint
+            doc["hint"] = shown(hint)
         if extra:
             doc.update(extra)
         sys.stdout.write(document(doc).decode() + "\n")

@@ -142,7 +142,11 @@ def _interrupted() -> str:
 
 
 def _internal(e: BaseException, json_mode: bool) -> int:
-    text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+    from owed.errors import unnamed
+
+    msg, code = unnamed(e)
     seqs = recorded_seqs()
-    msg = f"internal error after recording {_seqs_text(seqs)}: {text}" if seqs else f"internal error: {text}"
-    return _fail(msg, "internal", EXIT_INTERNAL, json_mode)
+    if seqs:  # "internal error after recording #4: …", "error after recording #4: cannot use …"
+        head = "internal error" if code == "internal" else "error"
+        msg = f"{head} after recording {_seqs_text(seqs)}: {msg.removeprefix('internal error: ')}"
+    return _fail(msg, code, EXIT_INTERNAL, json_mode)

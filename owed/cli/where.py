@@ -16,7 +16,16 @@ _CWD: ContextVar[str | None] = ContextVar("owed_cwd", default=None)
 
 
 def cwd() -> str:
-    return _CWD.get() or os.getcwd()
+    got = _CWD.get()
+    if got:
+        return got
+    try:
+        return os.getcwd()
+    except FileNotFoundError:  # the directory was removed under the shell that is still in it
+        from owed.errors import UsageError
+
+        raise UsageError("the current directory no longer exists (removed after the shell entered it): cd "
+                         "into the repository again") from None
 
 
 @contextmanager

@@ -24,6 +24,8 @@ from owed.gitops.base import RepoBase
 
 class RefsMixin(RepoBase):
     def rev_parse(self, rev: str, peel: str | None = "commit") -> str | None:
+        if "\0" in rev:  # no revision has a NUL byte (and no argv may carry one)
+            return None
         spec = f"{rev}^{{{peel}}}" if peel else rev
         r = self._git(["rev-parse", "--verify", "--quiet", "--end-of-options", spec], ok=(0, 1, 128))
         if r.code != 0:

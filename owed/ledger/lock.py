@@ -63,12 +63,25 @@ def read_owner(lock_dir: str | Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
+def _env_timeout() -> float:
+    raw = os.environ.get("OWED_LOCK_TIMEOUT") or "60"
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:  # also NaN
+        from owed.errors import UsageError
+
+        raise UsageError(f"OWED_LOCK_TIMEOUT must be a number of seconds >= 0: {raw}")
+    return value
+
+
 class DirLock:
     def __init__(self, path: str | Path, *, timeout_s: float | None = None, what: str = "ledger", activity: str | None = None):
         self._dir = os.fspath(path)  # a string: no pathlib before a write command's first git call (issue 15)
         self.activity = activity  # what the holder does (`merge of a`, `adopt`): named in busy messages
         # OWED_LOCK_TIMEOUT (seconds) shortens the wait, for tests and impatient scripts.
-        self.timeout_s = timeout_s if timeout_s is not None else float(os.environ.get("OWED_LOCK_TIMEOUT") or 60)
+        self.timeout_s = timeout_s if timeout_s is not None else _env_timeout()
         self.what = what
         self.held = False
 

@@ -48,17 +48,20 @@ def _interrupted():
 
 def _failed(e: BaseException) -> Reply:
     from owed.errors import OwedError, after_recording
+    from owed.userfiles import shown  # a message quoting a lone surrogate could not be sent: no reply at all
 
     if isinstance(e, OwedError):
         seqs = list(e.recorded)  # this call's appends (owed.result.op: per context, not another thread's)
         e = after_recording(e, seqs)
-        msg, code, exit_code = e.message.replace("\n", " "), e.code, e.exit_code
-        extra = {"hint": e.hint} if getattr(e, "hint", None) else {}
+        msg, code, exit_code = shown(e.message.replace("\n", " ")), e.code, e.exit_code
+        extra = {"hint": shown(e.hint)} if getattr(e, "hint", None) else {}
         if seqs:
             extra["recorded"] = seqs
     else:
-        text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
-        msg, code, exit_code, extra = f"internal error: {text}", "internal", 3, {}
+        from owed.errors import unnamed
+
+        msg, code = unnamed(e)
+        msg, exit_code, extra = shown(msg), 3, {}
     err = {"error": msg, "code": code, "exit": exit_code, **extra}
     return Reply({"contract": 1, **err}, f"owed: {msg}", exit_code, err)
 

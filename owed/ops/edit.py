@@ -31,6 +31,8 @@ def _source(ctx: Context, plan_file: str | None) -> tuple[str, Path]:
     rel = plan_file or ctx.state.plan_ref().path
     if not rel:
         raise UsageError("the latest plan entry recorded no file: name it with --plan")
+    if "\0" in rel:
+        raise UsageError(f"--plan {rel!r}: the path contains a NUL byte")
     if plan_file and not os.path.isabs(plan_file):
         path = Path(os.getcwd(), plan_file).resolve()
     else:

@@ -9,7 +9,6 @@ that was not already failing on trunk; escaped when it merged without any of the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from owed import entries as E
@@ -17,11 +16,14 @@ from owed import principals as P
 from owed.errors import Refused, UsageError
 from owed.folds.escapes import CLASSES, decoy_digest
 from owed.ids import has_role
+from owed.lazyre import lazy
 from owed.ops import authority
 from owed.ops.context import Context
 
 if TYPE_CHECKING:
     from owed.views.report import EscapeMetric
+
+_SHA256 = lazy(r"[0-9a-f]{64}")
 
 
 def escape(cwd: str, node_id: str, *, merge: int, klass: str, note: str, evidence: str | None,
@@ -45,10 +47,11 @@ def escape(cwd: str, node_id: str, *, merge: int, klass: str, note: str, evidenc
 
 
 def read_decoys(path: str) -> tuple[str, list[dict]]:
+    from owed.userfiles import read_bytes
+
+    data = read_bytes(path, "decoy file")
     try:
-        doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"decoy file not found: {path}") from None
+        doc = json.loads(data)
     except ValueError as e:
         raise UsageError(f"decoy file {path} is not JSON: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("nonce"), str) or not isinstance(doc.get("decoys"), list):
@@ -62,6 +65,8 @@ def read_decoys(path: str) -> tuple[str, list[dict]]:
 
 
 def commit(cwd: str, dig: str, *, as_: str | None, i_am_owner: bool) -> E.DecoyCommit:
+    if not _SHA256.fullmatch(dig):
+        raise UsageError(f"a decoy digest is 64 lowercase hex (owed decoy digest prints it): {dig}")
     ctx = Context.load(cwd)
     by, channel = authority.owner(as_, i_am_owner, f"Commit to decoys {dig}")
     _, written = ctx.ledger.append(lambda s: [E.DecoyCommit(by=by, channel=channel, digest=dig)])

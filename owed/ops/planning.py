@@ -74,13 +74,10 @@ def read_plan(file: str, rev: str | None, repo: Repo, cwd: str) -> PlanSource:
             raise UsageError(f"{rel} does not exist at {rev}")
         source, path, rev_out = f"{rel}@{rev}", rel, commit
     else:
+        from owed.userfiles import read_bytes
+
         p = Path(cwd, file)
-        try:
-            data = p.read_bytes()
-        except FileNotFoundError:
-            raise UsageError(f"plan file not found: {file}") from None
-        except IsADirectoryError:
-            raise UsageError(f"plan file is a directory: {file}") from None
+        data = read_bytes(file, "plan file", base=cwd)
         absolute = os.path.abspath(p)
         inside = absolute.startswith(top.rstrip("/") + "/")
         source, path, rev_out = file, (os.path.relpath(absolute, top) if inside else absolute), None

@@ -216,13 +216,17 @@ def graph(cwd: str, *, format: str = "mermaid", output: str | None = None) -> Re
 
     if output is None:
         return Result(rec, text)
+    if "\0" in output:
+        raise UsageError(f"cannot write {output!r}: the path contains a NUL byte")
     body = text()
     try:
         with open(output, "w", encoding="utf-8") as f:
             f.write(body)
     except OSError as e:
         raise UsageError(f"cannot write {output}: {e.strerror}") from None
-    path = os.path.abspath(output)
+    from owed.userfiles import shown
+
+    path = shown(os.path.abspath(output))  # a name that is not UTF-8: its bytes as \xNN
     rec.format, rec.output = format, path
     return Result(rec, f"Wrote the {format} graph to {path}")
 

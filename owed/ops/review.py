@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import stat
 from typing import Any
 from pathlib import Path
 
@@ -209,9 +210,11 @@ def hash_files(cwd: str, toplevel: str, files: list[str]) -> list[E.FileHash]:
     for f in files:
         p = Path(cwd, f)
         try:
+            if not stat.S_ISREG(p.stat().st_mode):  # a device or a pipe (/dev/zero) is no evidence, and endless
+                raise UsageError(f"cannot read {f}: not a regular file")
             data = p.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"cannot read {f}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            raise UsageError(f"cannot read {f}: {getattr(exc, 'strerror', None) or exc}") from None
         real = p.resolve()
         path = real.relative_to(top).as_posix() if top in real.parents else str(real)
         out.append(E.FileHash(path=path, sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))

@@ -166,6 +166,25 @@ def test_a_refusal_and_a_usage_error_are_tool_errors_with_one_line_and_their_cod
     server.run(go)
 
 
+def test_bad_arguments_of_every_kind_leave_the_server_answering(tmp_path, server):
+    repo = make_repo(tmp_path / "r")
+    cwd = str(repo)
+
+    async def go(c):
+        await call(c, "owed_init", cwd=cwd, plan="plan.yaml")
+        pid = _server_pid()
+        for name, args in [("owed_why", {"node": {"a": 1}}), ("owed_why", {}), ("owed_review", {"node": ["g"]}),
+                           ("owed_why", {"node": "a\x00b"}), ("owed_decoy", {"action": "commit", "digest": 5}),
+                           ("owed_status", {"full": "yes"}), ("owed_nosuch", {}), ("owed_dispatch", {"node": "nosuch"})]:
+            r, doc, text = await call(c, name, cwd=cwd, **args)
+            assert r.is_error and text.startswith(("owed: ", "Unknown tool")) and "Traceback" not in text, (name, text)
+            assert "internal error" not in text, (name, text)
+        r, doc, text = await call(c, "owed_status", cwd=cwd)
+        assert not r.is_error and doc["entries"] == 1 and _server_pid() == pid
+
+    server.run(go)
+
+
 SLOW_PLAN = QUICKSTART_PLAN.replace("""run: 'test "$(cat hello.txt)" = hello'""",
                                     """run: 'sleep 30.MARK; test "$(cat hello.txt)" = hello'""").replace(
     "timeout_s: 10", "timeout_s: 60")

@@ -1,0 +1,46 @@
+"""Files a user names on the command line (a plan, a decoy file): read, or one usage error saying why not.
+
+`read_bytes(path, what)` → the bytes, or UsageError (exit 2) for a path that does not exist, is a directory,
+is not readable, is too long, holds a NUL byte, or whose content passes LIMIT (/dev/zero): never an
+OSError/ValueError escaping as "internal error", never a read without end.
+`shown(text)`: a name or argument that was not UTF-8 (its bytes decoded with surrogateescape) made printable
+and JSON-encodable, each such byte written `\\xNN` (any other lone surrogate `\\uNNNN`).
+"""
+
+from __future__ import annotations
+
+import errno
+
+from owed.errors import UsageError
+
+LIMIT = 64 << 20  # bytes of a plan or decoy file: far above any real one
+
+SURROGATES = {c: (f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}") for c in range(0xd800, 0xe000)}
+
+
+def shown(text: str) -> str:
+    return text if text.isascii() else text.translate(SURROGATES)
+
+
+def read_bytes(path: str, what: str, base: str | None = None) -> bytes:
+    if not path:
+        raise UsageError(f"{what} path is empty")
+    if "\0" in path:
+        raise UsageError(f"{what} path contains a NUL byte: {path!r}")
+    import os
+
+    try:
+        with open(os.path.join(base, path) if base is not None else path, "rb") as f:
+            data = f.read(LIMIT + 1)  # /dev/zero, a pipe that never ends: not read without a bound
+    except FileNotFoundError:
+        raise UsageError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what} is a directory: {path}") from None
+    except PermissionError:
+        raise UsageError(f"{what} is not readable: {path}") from None
+    except OSError as e:
+        shown = path if e.errno != errno.ENAMETOOLONG else path[:60] + "…"
+        raise UsageError(f"{what} cannot be read ({e.strerror}): {shown}") from None
+    if len(data) > LIMIT:
+        raise UsageError(f"{what} is larger than {LIMIT >> 20} MiB: {path}")
+    return data
