@@ -84,10 +84,13 @@ def test_an_abort_kills_every_running_parallel_job(tmp_path, owed, parallel):
     assert survivors(f"sleep {mark}") == []  # every running job's group was killed
 
 
-def reuse_plan(touch: str | None = None, trees: str = "reuse") -> str:
+def reuse_plan(touch: str | None = None, trees: str = "reuse", logs: str = "../../..") -> str:
+    """`logs`: where the check appends its tree and mtime lines. A repository's plan names its .git by absolute
+    path: a tree that is not reused (a fresh one under /tmp, a lease that could not be taken) would otherwise
+    append to /trees.log."""
     t = f", touch: {touch}" if touch else ""
-    check = ('test ! -e junk && touch junk && echo "$OWED_TREE" >> ../../../trees.log && '
-             'stat -c %.9Y keep.txt >> ../../../mtimes.log && test -z "$(ls -A sub)"')
+    check = (f'test ! -e junk && touch junk && echo "$OWED_TREE" >> {logs}/trees.log && '
+             f'stat -c %.9Y keep.txt >> {logs}/mtimes.log && test -z "$(ls -A sub)"')
     return textwrap.dedent(f"""\
         version: 1
         trunk: main
@@ -100,7 +103,7 @@ def reuse_plan(touch: str | None = None, trees: str = "reuse") -> str:
 
 
 def _reuse_repo(tmp_path, owed, touch=None):
-    repo = make_repo(tmp_path / "r", reuse_plan(touch), files={"keep.txt": "k\n", ".gitignore": "junk\n"})
+    repo = make_repo(tmp_path / "r", reuse_plan(touch, logs=str(tmp_path / "r" / ".git")), files={"keep.txt": "k\n", ".gitignore": "junk\n"})
     # A gitlink (a submodule entry without .gitmodules): its directory must come out empty.
     sub = tmp_path / "subrepo"
     make_repo(sub)
@@ -122,7 +125,7 @@ def test_reuse_tree_is_stable_clean_and_leased(tmp_path, owed):
     assert logged[0] == str(common / "owed" / "trees" / "check-x.t-0")
     assert not (common / "owed" / "trees" / "check-x.t-0.lock").exists()  # released after the run
     # The plan stops reusing: the tree is free, so gc removes it (dry-run lists it first).
-    (repo / "plan.yaml").write_text(reuse_plan(trees="fresh"))
+    (repo / "plan.yaml").write_text(reuse_plan(trees="fresh", logs=str(repo / ".git")))
     assert owed("plan", "plan.yaml").returncode == 0
     r = owed("gc", "--dry-run", "--json")
     assert json.loads(r.stdout)["trees"] == [{"tree": logged[0], "reason": "the plan no longer reuses trees"}]
@@ -142,10 +145,10 @@ def test_reuse_changes_no_key_and_touch_is_keyed(tmp_path, owed):
     assert exec_part(parse_plan(reuse_plan("always"))) == {"touch": "always"}  # an explicit touch enters every key
     repo = _reuse_repo(tmp_path, owed)
     accepted(owed, repo, "x", {"x.txt": "x\n"})
-    (repo / "plan.yaml").write_text(reuse_plan().replace("trees: reuse", "trees: reuse, parallel: 3"))
+    (repo / "plan.yaml").write_text(reuse_plan(logs=str(repo / ".git")).replace("trees: reuse", "trees: reuse, parallel: 3"))
     assert owed("plan", "plan.yaml", "--as", "parent:p").returncode == 0  # neither is a downgrade
     assert json.loads(owed("status", "--json").stdout)["mergeQueue"] == ["x"]  # nor invalidates the candidate
-    (repo / "plan.yaml").write_text(reuse_plan("never"))
+    (repo / "plan.yaml").write_text(reuse_plan("never", logs=str(repo / ".git")))
     r = owed("plan", "plan.yaml", "--as", "parent:p")
     assert r.returncode == 1 and "exec changed" in r.stderr  # touch is owner-only
 
@@ -181,8 +184,8 @@ def test_an_unpreparable_reuse_tree_falls_back_to_a_fresh_one_with_a_note(tmp_pa
     repo = _reuse_repo(tmp_path, owed)
     (repo / ".git" / "owed" / "trees").write_text("not a directory\n")  # no lease can be taken under it
     accepted(owed, repo, "x", {"x.txt": "x\n"})
-    logged = (repo / ".git" / "trees.log")
-    assert not logged.exists()  # the fresh tree's ../../../ is elsewhere: the check still passed
+    logged = (repo / ".git" / "trees.log").read_text().split()
+    assert len(logged) == 1 and not logged[0].startswith(str(repo / ".git" / "owed" / "trees"))  # a fresh tree
     obs = [e for e in ledger(repo) if e["kind"] == "obs" and e["obligation"] == "check:t"][-1]
     assert obs["verdict"] == "pass"
     text = (repo / ".git" / "owed" / "blobs" / obs["log"]).read_text()
