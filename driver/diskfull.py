@@ -18,7 +18,8 @@ job's bookkeeping) must not end `owed drive --stay`.
   The exit record's disk-full handling is driver/exits.py's.
 - `echo(text, logged)`: an event's stdout line. A full disk under stdout when the log took the line (`logged`)
   only silences stdout (one stderr note; the log keeps every line): the driver goes on. Unlogged (stdout is
-  the log), it is the log's disk-full error.
+  the log: a detached `--json` driver), the line is written whole or not at all (driver/log.py `write_whole`,
+  the log's own rule), and a full disk is the log's disk-full error.
 - `say(event, text)`: an event whose loss must not end the driver (`stopping`: a stop request while the disk
   is full still stops it cleanly): when the log cannot take it, the text goes to stdout alone.
 """
@@ -50,13 +51,29 @@ def disk_full(exc: BaseException | None, depth: int = 0) -> OSError | None:
 
 
 def write_out(text: str) -> None:
-    """A line for stdout when the log refused it; best effort: a detached driver's stdout is that log."""
+    """A line for stdout when the log refused it; best effort: a detached driver's stdout is that log (a regular
+    file: the line goes in whole or not at all, driver/log.py `write_whole`)."""
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if _regular_file(sys.stdout):
+            from driver.log import write_whole
+
+            write_whole(sys.stdout, text)
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except Exception as e:  # noqa: BLE001 - only a disk-full error is dropped (there is nowhere to say it)
         if disk_full(e) is None:
             raise
+
+
+def _regular_file(stream) -> bool:
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def silence_stdout() -> None:
@@ -118,8 +135,13 @@ class DiskFull:
 
     def echo(self, text: str, *, logged: bool) -> None:
         try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            if logged:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:  # stdout is the log file: no torn line for the next event to be glued to
+                from driver.log import write_whole
+
+                write_whole(sys.stdout, text)
         except Exception as e:  # noqa: BLE001 - only a disk-full error is caught, everything else re-raised
             full = disk_full(e)
             if full is None or not logged:

@@ -3,9 +3,10 @@
 Map:
 - `log_path(ledger_dir)`: where it is. A detached driver's stdout and stderr are appended to it, so a
   `owed drive --json` loop that writes its events to stdout writes them here.
-- `DriveLog(path, stream=None)`: the writer. `event(name, **fields)` writes `{"event", "at", ...}` as
-  one line, flushed, to `stream` (the loop passes `sys.stdout`) or, without a stream, appends it to the
-  file whole (O_APPEND; a short write is continued, or cut back when the rest fails: `append_whole`).
+- `DriveLog(path)`: the writer. `event(name, **fields)` appends `{"event", "at", ...}` to the file as one
+  line, whole (O_APPEND; a short write is continued, or cut back when the rest fails: `append_whole`). A
+  detached `--json` driver has no DriveLog (its stdout is the file): it writes each event line to stdout with
+  `write_whole` (driver/diskfull.py `echo`), under the same whole-line rule.
   `exit_record(code, reason, error=None)` writes the final line `{"event": "exit", "code", "reason":
   idle|stopped|killed|error, "at", "error"?}`; the driver writes it before it releases drive.lock, so a
   finished driver without one was SIGKILLed or crashed.
@@ -33,25 +34,20 @@ def log_path(ledger_dir) -> Path:
 
 
 class DriveLog:
-    def __init__(self, path: str | os.PathLike, stream=None):
+    def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.stream = stream
 
     def event(self, name: str, **fields) -> dict:
         doc = {"event": name, "at": now_iso(), **{k: v for k, v in fields.items() if v is not None}}
         from owed.cli.output import json_controls
 
         line = json_controls(json.dumps(doc, ensure_ascii=False, separators=(",", ":"))) + "\n"
-        if self.stream is not None:
-            self.stream.write(line)
-            self.stream.flush()
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                append_whole(fd, line.encode())
-            finally:
-                os.close(fd)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            append_whole(fd, line.encode())
+        finally:
+            os.close(fd)
         return doc
 
     def exit_record(self, code: int, reason: str, error: str | None = None) -> dict:
@@ -77,6 +73,21 @@ def append_whole(fd: int, blob: bytes) -> None:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, max(0, os.fstat(fd).st_size - done))
         raise
+
+
+def write_whole(stream, text: str) -> None:
+    """Write `text` (one line) to a text stream whose file is the drive log (a detached driver's stdout) whole,
+    past the stream's buffer: what it buffers is flushed first, then the line goes to its fd by `append_whole`.
+    A stream without a file (an in-process caller's stdout) takes the line as a plain write."""
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        stream.write(text)
+        stream.flush()
+        return
+    blob = text.encode(getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or "strict")
+    append_whole(fd, blob)
 
 
 def rotate(path: str | os.PathLike) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -32,14 +31,6 @@ def test_exit_record_carries_an_error_and_refuses_unknown_reasons(tmp_path):
     assert rec["error"] == "boom" and rec["code"] == 1
     with pytest.raises(ValueError):
         log.exit_record(0, "bored")
-
-
-def test_a_stream_log_writes_to_the_stream_only(tmp_path):
-    out = io.StringIO()
-    log = D.DriveLog(D.log_path(tmp_path), stream=out)
-    log.exit_record(143, "stopped")
-    assert json.loads(out.getvalue())["reason"] == "stopped"
-    assert not D.log_path(tmp_path).exists()
 
 
 def test_rotation_keeps_exactly_one_old_copy(tmp_path):

@@ -16,21 +16,20 @@ def standin(cwd: str, *, once: bool, mode: str) -> int:
     MODE `idle`: end at once with an idle record; `error`: end at once with an error record (exit 1);
     `mute`: never take the lock, sleep until a signal; anything else: run until SIGTERM/SIGINT (or, with
     --once, end at once). Like the real loop it installs its signal handlers before it takes the lock and
-    writes its exit record (JSON lines on stdout) before it releases the lock.
+    writes its exit record (JSON lines on stdout, as the loop under --json; detached, stdout is the log) before it releases the lock.
     """
     import signal
     import sys
     import threading
 
     from driver import lock as drive_lock
-    from driver.log import DriveLog, log_path
     from owed.git import Repo
 
     stopped = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopped.set())
     ledger_dir = Repo.discover(cwd).ledger_dir()
-    log = DriveLog(log_path(ledger_dir), stream=sys.stdout)
+    log = _StdoutLog(sys.stdout)
     if mode == "mute":
         while not stopped.wait(0.1):
             pass
@@ -45,6 +44,26 @@ def standin(cwd: str, *, once: bool, mode: str) -> int:
                 pass
         log.exit_record(0, "stopped" if stopped.is_set() else "idle")
     return 0
+
+
+class _StdoutLog:
+    """The stand-in's events: one JSON line each on stdout, flushed."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def event(self, name: str, **fields) -> dict:
+        import json
+
+        from owed.ledger.store import now_iso
+
+        doc = {"event": name, "at": now_iso(), **{k: v for k, v in fields.items() if v is not None}}
+        self.out.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        self.out.flush()
+        return doc
+
+    def exit_record(self, code: int, reason: str, error: str | None = None) -> dict:
+        return self.event("exit", code=int(code), reason=reason, error=error)
 
 
 def _main(cwd: str, *, once: bool = False, **_options) -> int:
