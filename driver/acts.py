@@ -144,6 +144,7 @@ def launch(drv, act, state, plan) -> str:
              "drive.agents.<name>.command in the plan)", "human",
              f"owed plan {(state.plan.path if state.plan else None) or 'plan.yaml'}")
         return "halted: no agent configured"
+    extra: dict[str, str]  # the run's environment additions (a reviewer's: its review context)
     if act.role == "writer" and act.reason is not None:  # the slot's first writer run, for work done outside
         changes = slot_changes(drv, state.open_slot(act.node))
         task, extra = M.follow_up(state, plan, act.node, act.reason, act.detail, changes), {}

@@ -134,7 +134,7 @@ def status(repo_root) -> dict:
     holder = drive_lock.read(ledger_dir)
     running = holder is not None and (holder.alive or not holder.local)
     doc: dict = {"running": running, "log": str(log), "tail": drive_log.tail(log, 10)}
-    if running:
+    if holder is not None and running:
         doc.update(holder.to_json())
         doc["checked"] = holder.local  # another host's driver cannot be checked from here
         last = drive_log.last_event(log)

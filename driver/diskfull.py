@@ -82,6 +82,8 @@ def silence_stdout() -> None:
     import os
 
     try:
+        if sys.__stdout__ is None:
+            return
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno())
         os.close(devnull)

@@ -69,7 +69,7 @@ class Driver:
         self._cpu0 = time.process_time()
         self._trunk_checked: tuple[float, str | None, str] = (-1e9, None, "")
         self._open_rids: list[str] = []
-        self._pass_head, self._pass_views = (0, 0), {}
+        self._pass_head, self._pass_views = (0, 0), {}  # type: tuple[int, int], dict
         self._pass_times: list[float] = []
 
     # --- output ------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ class Driver:
         except FileNotFoundError:
             return 0, 0
 
-    async def run(self) -> Outcome:
+    async def run(self) -> Outcome | None:
         import anyio
 
         self.wake = anyio.Event()
@@ -258,6 +258,7 @@ class Driver:
                 return await self.diskfull.turns(self._turn, tg)  # turn after turn (driver/diskfull.py)
             finally:
                 tg.cancel_scope.cancel()
+        return None  # a second signal cancelled the group (hard_stop): main() records it as killed
 
     def _start_line(self) -> None:
         self.emit({"event": "start", "pid": os.getpid(), "once": self.once or None, "stay": self.stay or None},

@@ -38,7 +38,7 @@ def _last_line(text: str) -> str:
     return text.splitlines()[-1] if text else ""
 
 
-def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at: int) -> str:
+def merge_outcome(drv, node: str, code: int | None, text: str, cand_seq: int | None, at: int) -> str:
     last = _last_line(text)
     if code == EXIT_OK:
         return "merged"
@@ -67,7 +67,7 @@ def merge_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at
 ENV = "environment:"
 
 
-def attest_outcome(drv, node: str, code: int, text: str, cand_seq: int | None, at: int) -> str:
+def attest_outcome(drv, node: str, code: int | None, text: str, cand_seq: int | None, at: int) -> str:
     last = _last_line(text)
     if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
         try:

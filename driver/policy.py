@@ -82,9 +82,10 @@ class RunFacts:
 @dataclass(frozen=True)
 class Refusal:
     """A merge refusal this driver saw: for which candidate, its error code and message, and the ledger
-    seq when it was seen (the driver decides on `code`, never on the message text)."""
+    seq when it was seen (the driver decides on `code`, never on the message text). `cand` None: the node had
+    no candidate when the child started (it matches no candidate)."""
 
-    cand: int
+    cand: int | None
     code: str
     reason: str
     at: int
@@ -92,9 +93,10 @@ class Refusal:
 
 @dataclass(frozen=True)
 class NoVerdict:
-    """Attests of one candidate that recorded no verdict, and the ledger seq when last seen."""
+    """Attests of one candidate that recorded no verdict, and the ledger seq when last seen (`cand` None: as
+    in `Refusal`)."""
 
-    cand: int
+    cand: int | None
     count: int
     at: int
 

@@ -186,5 +186,5 @@ def _run(preset: str, args: list[str], stdin_path: str | None, state_dir: Path, 
                 _save(state_dir, state)
         return proc.wait()
     finally:
-        if stdin_path:
+        if not isinstance(stdin, int):  # the task file (else subprocess.DEVNULL)
             stdin.close()

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
 
@@ -98,8 +99,8 @@ def read_view(rid: str, gen_dir: Path, generation: int) -> RunView:
     spec = read_json(gen_dir / SPEC) or {}
     started = read_json(gen_dir / STARTED) or {}
     agent = read_json(gen_dir / AGENT) or {}
-    base = dict(rid=rid, generation=generation, kind=spec.get("kind"), started_at=started.get("at"),
-                pid=started.get("pid"), agent_pid=agent.get("pid"))
+    base: dict[str, Any] = dict(rid=rid, generation=generation, kind=spec.get("kind"),  # JSON values off disk
+                                started_at=started.get("at"), pid=started.get("pid"), agent_pid=agent.get("pid"))
     sealed = read_json(gen_dir / EXIT)
     if sealed is None:
         if lock_held(gen_dir / LOCK):  # a shim that has not recorded itself yet is still starting
@@ -184,7 +185,7 @@ def create_time(pid: int) -> float | None:
         return None
 
 
-def same_process(doc: dict | None) -> bool:
+def same_process(doc: dict | None) -> TypeGuard[dict]:
     """Whether `doc` {pid, start_time} still names a live process (not a recycled pid; a zombie is dead)."""
     import psutil
 

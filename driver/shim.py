@@ -151,7 +151,7 @@ def _supervise(gen: Path, spec: dict, signals: _Signals) -> dict:
         if out is None:  # a stop that lands after the run ended does not undo its outcome
             _ensure_gone(signals.agent_pid)
             if signals.stalled:
-                minutes = activity.stall_s / 60
+                minutes = (activity.stall_s or 0) / 60  # stalled: only with a stall_s
                 return {**_stopped(f"stalled: no output and no ledger entry for {minutes:g} min", t0, stopped=False),
                         "stalled": True, "output": activity.tail()}
             return {**_stopped(f"stopped by {signal.Signals(stop.args[0]).name}", t0), "output": activity.tail()}

@@ -87,7 +87,8 @@ class IdleSweeps:
                 detail = "machine busy; retry on a later timed pass"
             else:
                 last = out.text.strip().splitlines()[-1] if out.text.strip() else ""
-                detail = {0: "pass", 1: "fail"}.get(code, f"error (exit {code})")
+                names: dict[int | None, str] = {0: "pass", 1: "fail"}  # None: killed by a signal
+                detail = names.get(code, f"error (exit {code})")
                 try:
                     import json
 
@@ -111,6 +112,7 @@ class IdleSweeps:
         if self.scope is None:
             return
         done = self.done
+        assert done is not None  # set with the scope (start)
         self.why = "preempted"
         self.scope.cancel()
         with anyio.move_on_after(GRACE_S + 10.0):  # bounded: the runner's SIGKILL comes after GRACE_S
