@@ -41,12 +41,17 @@ itself (one notice per invariant and key, carrying invariantRed {obligation, key
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from owed.acceptance import accepted, active_blocks, items
 from owed.errors import Conflict
 from owed.ids import is_owner
 from driver.questions import question_due, question_notices
 from owed.views.driving import after_missing
+
+if TYPE_CHECKING:
+    from owed.plan.model import Node, Plan
+    from owed.state import Cand, NodeRec, RunRec, Slot, State
 
 WRITER, REVIEWER = "writer", "reviewer"
 
@@ -209,17 +214,17 @@ def _fresh(fact: Refusal | NoVerdict | None, rec, state) -> bool:
 class _Node:
     """What one node's decision reads: its record, slot, writer run (ledger and process view), blocks."""
 
-    state: object
-    plan: object
+    state: State
+    plan: Plan
     id: str
     runs: dict
     facts: Facts
     repairs: int
-    rec: object
-    slot: object
+    rec: NodeRec
+    slot: Slot  # an open attempt's (decide asks only for those)
     a: int
     wrid: str
-    wrec: object = None
+    wrec: RunRec | None = None
     wview: RunFacts | None = None
     ended: bool = False
     blocks: list = field(default_factory=list)
@@ -233,6 +238,21 @@ class _Node:
             return Action("launch", self.id, self.a, rid=self.wrid, role=WRITER, reason=reason, **kw)
         return Action("send", self.id, self.a, rid=self.wrid, role=WRITER, generation=self.wrec.generation + 1,
                       reason=reason, **kw)
+
+    @property
+    def cand(self) -> Cand:
+        """The slot's candidate: the candidate rules (after `_node_action`'s `cand is None` branch) read it."""
+        if self.slot.cand is None:
+            raise AssertionError(f"{self.id}: a candidate rule ran without a candidate")
+        return self.slot.cand
+
+    @property
+    def spec(self) -> Node:
+        """The node's plan entry (an open attempt's node is in the plan it was dispatched under)."""
+        node = self.plan.node(self.id)
+        if node is None:
+            raise AssertionError(f"{self.id}: an open attempt's node is not in the plan")
+        return node
 
     def parent_halt(self) -> Action:
         b = self.parent_wait[0]
@@ -303,6 +323,7 @@ def _without_candidate(n: _Node) -> list[Action]:
     wview, wrec = n.wview, n.wrec
     if wrec is None:
         return [_first_writer(n)]
+    assert wview is not None  # ended with a writer run: its view is sealed or lost
     if not wview.ok:
         if n.resumed:
             return [n.send("interrupted")]
@@ -340,7 +361,7 @@ def _first_writer(n: _Node) -> Action:
 
 def _measure_or_repair(n: _Node, its) -> list[Action] | None:
     """Executor items open → attest (twice without a verdict → halt); writer debts → repair."""
-    cand = n.slot.cand
+    cand = n.cand
     executor = [i for i in its if i.mark == "D" and i.discharger == "executor"]
     if executor:
         seen = n.facts.attest_errors.get(n.id)
@@ -370,7 +391,7 @@ def _owner_due(n: _Node, its) -> list[Action] | None:
         owner = [i for i in owner if i.obligation != "approve"]
     if not owner:
         return None
-    i, c12 = owner[0], n.slot.cand.commit[:12]
+    i, c12 = owner[0], n.cand.commit[:12]
     if i.obligation == "approve":
         cmd = f"owed approve {n.id} --candidate {c12}"
     elif i.obligation.startswith("evidence:"):
@@ -387,15 +408,15 @@ def _review_due(n: _Node, its) -> list[Action] | None:
     reviews = [i for i in its if i.mark == "D" and i.discharger == "reviewer" and not i.obligation.startswith("evidence:")]
     if not reviews:
         return None
-    cand, rec = n.slot.cand, n.rec
-    need = max(n.plan.node(n.id).review.count, 1 if "closure-review" in cand.keys else 0, 1)
+    cand, rec = n.cand, n.rec
+    need = max(n.spec.review.count, 1 if "closure-review" in cand.keys else 0, 1)
     commit_of = {seq: commit for seq, commit in n.slot.commits}  # a resubmit of the same commit keeps its reviewers
     mine = [r for r in rec.runs.values() if r.role == REVIEWER and (r.cand == cand.seq or
                                                                     commit_of.get(r.cand) == cand.commit)]
     if n.resumed:  # after a resume the reviewers of this candidate get another round
-        reack = _reack_first(n, reviews, mine)
-        if reack is not None:
-            return reack
+        first = _reack_first(n, reviews, mine)
+        if first is not None:
+            return first
         if not _reacked_since(n, reviews, mine):  # a re-ack of this ruling that went unanswered halts instead
             mine = [r for r in mine if r.launch > rec.epoch]
     if len(mine) < need:
@@ -452,12 +473,12 @@ def _evidence_due(n: _Node, its) -> list[Action] | None:
     if not evidence:
         return None
     i = evidence[0]
-    spec = next((ev for ev in n.plan.node(n.id).evidence if i.obligation == f"evidence:{ev.id}"), None)
+    spec = next((ev for ev in n.spec.evidence if i.obligation == f"evidence:{ev.id}"), None)
     role = spec.by if spec else "reviewer"
     return [_halt(n.id, n.a, f"{i.obligation} needs manual evidence ({spec.what if spec else ''})".rstrip(" ()"),
                   "owner" if role == "owner" else "human",
                   f"owed evidence {n.id} {i.obligation.split(':', 1)[1]} --file <path> --note \"...\" "
-                  f"--as {role}:<id> --candidate {n.slot.cand.commit[:12]}")]
+                  f"--as {role}:<id> --candidate {n.cand.commit[:12]}")]
 
 
 def _merge_due(n: _Node, its) -> list[Action] | None:
@@ -469,7 +490,7 @@ def _merge_due(n: _Node, its) -> list[Action] | None:
     if waits_for_trunk(n.state, n.id):
         return []  # only trunk-red checks failed on this trunk: wait (a notice, no halt) until trunk moves
     refused = n.facts.merge_refused.get(n.id)
-    if refused and refused.cand == n.slot.cand.seq and _fresh(refused, n.rec, n.state):
+    if refused and refused.cand == n.cand.seq and _fresh(refused, n.rec, n.state):
         if refused.code == Conflict.code:
             return [Action("rebase", n.id, n.a, detail=refused.reason)]
         from owed.views.trunk_red import refusal_need
@@ -583,6 +604,6 @@ def decide(state, plan, runs: dict, facts: Facts | None = None) -> list[Action]:
         if any(may_overlap(w, list(o)) for o in open_writes):
             continue
         out.append(Action("dispatch", node_id))
-        open_writes.append(w)
+        open_writes.append(tuple(w))
         opened += 1
     return out
