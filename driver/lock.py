@@ -32,7 +32,7 @@ from owed.ledger.lock import HOST, pid_alive, read_owner
 from owed.ledger.store import now_iso
 
 LOCK_NAME = "drive.lock"
-_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 _START_SLACK_S = 0.05  # create_time is derived from boot time + ticks; equal processes agree far closer
 
 

@@ -42,7 +42,7 @@ STATES = ("absent", "starting", "running", "sealed", "lost")
 SPEC, TASK, LOCK, SPAWNED, STARTED, AGENT, STOP, EXIT, LOG, RID = (
     "spec.json", "task.md", "lock", "spawned.json", "started.json", "agent.json", "stop", "exit.json", "shim.log",
     "rid")
-_GEN = re.compile(r"^gen-([1-9][0-9]*)$")
+_GEN = re.compile(r"^gen-([1-9][0-9]*)\Z")
 
 
 def safe(rid: str) -> str:

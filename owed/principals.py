@@ -17,7 +17,7 @@ from owed.ids import CHANNELS, ROLES, Role, has_role, is_owner, is_parent, role_
 EXECUTOR = "executor:owed"
 DRIVER = "parent:drive"
 DRIVER_KINDS = frozenset({"dispatch", "launch", "send", "halt", "rebase", "abandon"})
-_ID = lazy(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*$")
+_ID = lazy(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*\Z")
 
 
 def parse(text: str) -> tuple[Role, str]:

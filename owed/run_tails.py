@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 LINES = 40
-_GEN = lazy(r"^gen-([1-9][0-9]*)$")
+_GEN = lazy(r"^gen-([1-9][0-9]*)\Z")
 
 
 def _read(path: str) -> str | None:

@@ -23,7 +23,7 @@ from owed.state import QuestionRec, State
 if TYPE_CHECKING:
     from owed import entries as E
 
-QID = lazy(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+QID = lazy(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")
 
 
 def fold_ask(state: State, e: E.Ask, plan) -> None:

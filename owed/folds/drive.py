@@ -24,7 +24,7 @@ from owed.state import Slot, State
 
 ROLES = ("writer", "reviewer")
 SEND_REASONS = ("submit", "repair", "interrupted", "rebase", "review-missing", "ruling", "report", "answer")
-_RID = lazy(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?$")
+_RID = lazy(r"^owed:[0-9a-f]{12}:(?P<node>[^:]+):(?P<attempt>[0-9]+):(?P<role>writer|reviewer)(?::(?P<n>[0-9]+))?\Z")
 
 
 def parse_rid(rid: str) -> dict | None:

@@ -20,7 +20,7 @@ from owed.lazyre import lazy
 from owed.state import State
 
 CLASSES = ("missing", "false-pass", "reuse", "weak", "waiver")
-_HEX = lazy(r"^[0-9a-f]{64}$")
+_HEX = lazy(r"^[0-9a-f]{64}\Z")
 
 
 def decoy_digest(nonce: str, decoys: list[dict]) -> str:

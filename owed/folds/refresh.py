@@ -22,7 +22,7 @@ from owed.state import State
 if TYPE_CHECKING:
     from owed import entries as E
 
-_KEY = lazy(r"^[0-9a-f]{64}$")
+_KEY = lazy(r"^[0-9a-f]{64}\Z")
 
 
 def set_trunk_keys(state: State, keys: dict[str, str], seq: int, plan) -> None:

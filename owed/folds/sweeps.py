@@ -18,8 +18,8 @@ from owed.lazyre import lazy
 from owed.state import State
 
 VERDICTS = OBS_VERDICTS
-_COMMIT = lazy(r"^[0-9a-f]{40}$")
-_KEY = lazy(r"^[0-9a-f]{64}$")
+_COMMIT = lazy(r"^[0-9a-f]{40}\Z")
+_KEY = lazy(r"^[0-9a-f]{64}\Z")
 
 
 def fold_sweep(state: State, e: E.Sweep, plan) -> None:

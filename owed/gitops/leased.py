@@ -29,7 +29,7 @@ from owed.lazyre import lazy
 if TYPE_CHECKING:
     from pathlib import Path
 
-_NAME = lazy(r"^(?P<name>.+)-(?P<k>\d+)$")
+_NAME = lazy(r"^(?P<name>.+)-(?P<k>\d+)\Z")
 _NO_HOOKS = ["-c", "core.hooksPath=/dev/null"]
 
 

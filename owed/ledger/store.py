@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # Start-up (issue 15): a read whose snapshot is at the head folds nothing, so the entry Structs, the
 # chain decoder, the reducer with its folds, the lock and the interrupt rules are imported where entries
 # are decoded, folded or appended, not here (tests/unit/cli/test_import_budget.py).
-_BLOB = lazy(r"^[0-9a-f]{64}$")
+_BLOB = lazy(r"^[0-9a-f]{64}\Z")
 _E = TypeVar("_E", bound="E.Entry")  # append returns the entries `make` drafted, sealed: their own kinds
 SNAPSHOT_EVERY = 16  # rewrite the snapshot once this many entries were folded past it
 # Seqs this process appended (after their fsync): the CLI names them when a later step fails.

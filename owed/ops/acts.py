@@ -36,7 +36,7 @@ from owed.result import Result
 if TYPE_CHECKING:
     from owed.state import Cand, Slot, State
 
-_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}\Z")
 
 
 class Done(Result):

@@ -38,7 +38,7 @@ from owed.ops.context import Context
 from owed.rails_env import check as rails_check
 
 REVIEW_OBLIGATIONS = ("review", "closure-review")
-_EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_EVIDENCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 NO_NOTE_APPROVAL = "(approved without a note)"
 NO_NOTE_BLOCK = "(approval blocked without a note)"
 
