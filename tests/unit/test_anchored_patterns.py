@@ -18,14 +18,12 @@ HEX40 = "cd" * 20
 
 CASES = [
     # hashes and commits
-    ("owed.ledger.store", "_BLOB", HEX64),
     ("owed.folds.refresh", "_KEY", HEX64),
     ("owed.folds.escapes", "_HEX", HEX64),
     ("owed.folds.sweeps", "_KEY", HEX64),
     ("owed.folds.sweeps", "_COMMIT", HEX40),
     ("owed.ops.acts", "_HEX", "abc1234"),
     # ids and names
-    ("owed.principals", "_ID", "demo-reviewer"),
     ("owed.folds.asks", "QID", "q1"),
     ("owed.ops.review", "_EVIDENCE_ID", "ev.1"),
     ("driver.lock", "_SESSION", "session-1"),
@@ -43,6 +41,21 @@ def test_a_trailing_newline_is_refused(module, attr, good):
     assert pattern.match(good)
     assert not pattern.match(good + "\n")
     assert not pattern.search(good + "\n")
+
+
+BLOB_RE = re.compile(r"^[0-9a-f]{64}\Z")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._#@+-]*\Z")
+NAMES = [HEX64, HEX64 + "\n", HEX64.upper(), HEX64[:-1], HEX64 + "0", "\n" + HEX64[1:], HEX64[:32] + "é" + HEX64[33:],
+         "", "a", "demo-reviewer", "writer#3", "a@b+c.d_e", "-a", ".a", "a b", "a\n", "\na", "a:b", "é", "a\x00", "A9"]
+
+
+@pytest.mark.parametrize("text", NAMES)
+def test_the_str_checks_answer_as_the_patterns(text):
+    from owed.ledger.store import blob_name
+    from owed.principals import valid_id
+
+    assert blob_name(text) == bool(BLOB_RE.match(text))
+    assert valid_id(text) == bool(ID_RE.match(text))
 
 
 def test_get_blob_refuses_a_name_with_a_newline(tmp_path):
