@@ -55,10 +55,19 @@ def _shape(tp) -> tuple[Any, bool] | None:
     return None
 
 
+def _hints(func) -> dict:
+    """typing.get_type_hints of a command function (its string annotations evaluated in its module), without
+    typing's ForwardRef: each one compiles its text, and a process's first compile() builds the ast module's
+    node classes (~9.5M instructions; cli/lean.py). tests/unit/cli/test_fast_hints.py: equal for every command."""
+    g = getattr(func, "__wrapped__", func).__globals__
+    return {k: eval(v, g) if isinstance(v, str) else (type(None) if v is None else v)
+            for k, v in func.__annotations__.items()}
+
+
 def spec(cmd: decl.Cmd) -> Spec | None:
     s = Spec()
     try:
-        hints = typing.get_type_hints(cmd.func)
+        hints = _hints(cmd.func)
         params = cmd.params()
     except Exception:  # noqa: BLE001 - an annotation we cannot evaluate, or typer's own defaults: typer decides
         return None

@@ -56,10 +56,9 @@ class GitError(Internal):
     """A git call failed where owed expected success (exit code, first stderr line)."""
 
 
-class Completed(NamedTuple):
-    code: int
-    out: bytes
-    err: bytes
+# The functional form: real types, where the class form's string annotations (this module's __future__ import)
+# would each be a ForwardRef, which compiles (owed/cli/lean.py).
+Completed = NamedTuple("Completed", [("code", int), ("out", bytes), ("err", bytes)])
 
 
 def first_line(data: bytes) -> str:

@@ -21,6 +21,7 @@ agent may be committing at that moment.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from typing import TYPE_CHECKING, NamedTuple
 
 from owed.errors import Refused
@@ -31,10 +32,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-class Worktree(NamedTuple):
-    path: Path
-    head: str | None
-    branch: str | None
+if TYPE_CHECKING:
+    class Worktree(NamedTuple):
+        path: Path
+        head: str | None
+        branch: str | None
+else:  # the class form's string annotations would each be a ForwardRef, which compiles (owed/cli/lean.py)
+    Worktree = namedtuple("Worktree", ("path", "head", "branch"))
 
 
 class WorktreesMixin(RepoBase):

@@ -27,6 +27,7 @@ from owed.canon import sha256_hex
 from owed.errors import IntegrityError, Refused, UsageError
 from owed.ledger import head as head_record
 from owed.ledger.clock import now_iso  # noqa: F401  (re-exported: the one clock, owed/ledger/clock.py)
+from owed.ledger.marks import LineMark, SnapHead, Snapshot
 from owed.result import noted
 from owed.state import STATE_VERSION, State
 
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
 # Start-up (issue 15): a read whose snapshot is at the head folds nothing, so the entry Structs, the
 # chain decoder, the reducer with its folds, the lock and the interrupt rules are imported where entries
 # are decoded, folded or appended, not here (tests/unit/cli/test_import_budget.py).
-_E = TypeVar("_E", bound="E.Entry")  # append returns the entries `make` drafted, sealed: their own kinds
+if TYPE_CHECKING:
+    _E = TypeVar("_E", bound=E.Entry)  # append returns the entries `make` drafted, sealed: their own kinds
+else:
+    _E = TypeVar("_E")  # a string bound is a ForwardRef, which compiles (cli/lean.py); the bound is mypy's
 
 
 def blob_name(sha: str | None) -> bool:
@@ -82,7 +86,7 @@ def settle() -> None:
 
 
 # The snapshot file: this magic, the CRC-32 of the body (4 bytes, big-endian), then the body (msgpack of
-# _Snapshot). A body whose checksum fails is damaged: it is ignored and rewritten, never trusted. The checksum
+# Snapshot). A body whose checksum fails is damaged: it is ignored and rewritten, never trusted. The checksum
 # guards a derived cache against damage (verify compares the whole body with its replay anyway): CRC-32 costs
 # 0.03 ms per 182 KB where the built-in sha256 of state.v24 cost 0.6 ms on every read (issue 15).
 _SNAP_MAGIC = b"owed-snapshot\n"
@@ -95,33 +99,7 @@ def _checksum(body: bytes) -> bytes:
     return crc32(body).to_bytes(_SUM, "big")
 
 
-class _LineMark(msgspec.Struct):
-    """The two fields of a ledger line that say which entry it is (the snapshot's check of its line)."""
-
-    seq: int
-    hash: str
-
-
-_LINE_MARK = msgspec.json.Decoder(_LineMark)
-
-
-class _Snapshot(msgspec.Struct):
-    v: int
-    owed: str
-    seq: int
-    head: str
-    offset: int
-    state: State
-
-
-class _SnapHead(msgspec.Struct):
-    """The snapshot's header fields alone: verify decodes these and compares the whole body as bytes."""
-
-    v: int
-    owed: str
-    seq: int
-    head: str
-    offset: int
+_LINE_MARK = msgspec.json.Decoder(LineMark)
 
 
 class _Mark:
@@ -179,7 +157,7 @@ class Ledger:
         when a snapshot is first decoded; verify reads only the header and never builds it."""
         global _SNAP_DEC
         if _SNAP_DEC is None:
-            _SNAP_DEC = msgspec.msgpack.Decoder(_Snapshot)
+            _SNAP_DEC = msgspec.msgpack.Decoder(Snapshot)
         return _SNAP_DEC
 
     @cached_property
@@ -287,7 +265,7 @@ class Ledger:
             return None
         return body
 
-    def _read_snapshot(self) -> _Snapshot | None:
+    def _read_snapshot(self) -> Snapshot | None:
         body = self._snapshot_body()
         if body is None:
             return None
@@ -300,14 +278,14 @@ class Ledger:
             return None
         return snap
 
-    def _read_snapshot_head(self) -> tuple[_SnapHead, bytes] | None:
+    def _read_snapshot_head(self) -> tuple[SnapHead, bytes] | None:
         """verify's read of the snapshot: its header and body bytes, without building its State (the replay
         builds one and compares its encoding with the body: equal bytes, equal state)."""
         body = self._snapshot_body()
         if body is None:
             return None
         try:
-            snap = msgspec.msgpack.decode(body, type=_SnapHead)
+            snap = msgspec.msgpack.decode(body, type=SnapHead)
         except (msgspec.DecodeError, msgspec.ValidationError):
             self.snapshot_damaged = True
             return None
@@ -336,7 +314,7 @@ class Ledger:
         return e.seq == snap.seq and e.hash == snap.head
 
     def _snapshot_bytes(self, state: State, offset: int) -> bytes:
-        doc = _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
+        doc = Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=offset, state=state)
         return self._snap_enc.encode(doc)
 
     def _write_snapshot(self, state: State, offset: int, body: bytes | None = None) -> None:
@@ -489,7 +467,7 @@ class Ledger:
             commit.recorded = bool(drafts)
             if len(drafts) > 1:
                 state = self._snap_dec.decode(self._snap_enc.encode(
-                    _Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
+                    Snapshot(v=STATE_VERSION, owed=__version__, seq=state.seq, head=state.head, offset=0,
                               state=state))).state
             written: list = []
             lines: list[bytes] = []
@@ -656,7 +634,7 @@ class Ledger:
                     raise
                 raise IntegrityError(f"ledger entry #{e.seq}: {err.message}", hint=err.hint) from None
             if snap is not None and e.seq == snap.seq:
-                mine = self._snap_enc.encode(_Snapshot(v=snap.v, owed=snap.owed, seq=snap.seq, head=snap.head,
+                mine = self._snap_enc.encode(Snapshot(v=snap.v, owed=snap.owed, seq=snap.seq, head=snap.head,
                                                        offset=snap.offset, state=state))
                 same = mine == body
                 if not same:

@@ -256,7 +256,7 @@ def test_damaged_or_foreign_snapshot_is_ignored(ledger):
 def test_verify_reports_snapshot_mismatch_and_rewrites(ledger):
     import msgspec
 
-    from owed.ledger.store import _Snapshot
+    from owed.ledger.marks import Snapshot as _Snapshot
 
     ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
     snap = msgspec.msgpack.decode(_snapshot_body(ledger), type=_Snapshot)
@@ -347,7 +347,8 @@ def test_snapshots_of_the_old_format_are_rebuilt_never_read(ledger):
 
     import msgspec
 
-    from owed.ledger.store import _SNAP_MAGIC, _Snapshot
+    from owed.ledger.marks import Snapshot as _Snapshot
+    from owed.ledger.store import _SNAP_MAGIC
     from owed.state import STATE_VERSION
 
     assert STATE_VERSION >= 25  # the CRC-32 layout; state.v24 was the last sha256 one
@@ -523,7 +524,7 @@ def test_the_snapshots_line_check_reads_seq_and_hash_as_the_full_decode_does(led
 def test_verify_keeps_a_snapshot_that_holds_its_replay_and_rewrites_any_other(ledger):
     import msgspec
 
-    from owed.ledger.store import _Snapshot
+    from owed.ledger.marks import Snapshot as _Snapshot
 
     ledger.append(lambda s: [note(str(i)) for i in range(SNAPSHOT_EVERY)])
     assert "snapshotMismatch" not in ledger.verify()
