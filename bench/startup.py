@@ -32,7 +32,8 @@ use (owed/lazyre.py); msgspec.inspect/toml/yaml load lazily and a command's proc
 collection during start-up (owed/cli/lean.py), freezes what is left at exit, and status, why and verify end
 with os._exit once exit handlers ran and output is flushed (no interpreter teardown). verify checks stored
 plans along owed/plan/typetable.py (no type_info, loader or walker) and judges plain items without building
-them. What is left is python, re/typing/enum, msgspec (with datetime, decimal, uuid; no platform, textwrap
+them. Nothing on these paths calls compile() (no ForwardRef: the ast module's node classes are never
+built, tests/unit/cli/test_no_compile.py). What is left is python, re/typing/enum, msgspec (with datetime, decimal, uuid; no platform, textwrap
 unexecuted) and owed's own modules and decoders; figures in the issue note.
 
     python bench/startup.py [--runs 15] [--entries 500] [--python .venv/bin/python] [--editable]
