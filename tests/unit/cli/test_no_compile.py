@@ -3,7 +3,8 @@ module's ~120 node classes (~9.5M instructions, ~1.4 ms). Every ForwardRef compi
 paths carry no string annotation that typing or msgspec evaluates: msgspec's import probe meets a stand-in
 (cli/lean.py), the CLI's fast path evaluates its commands' annotations itself (cli/fast._hints), the store's
 decoded Structs live in ledger/marks.py, NamedTuples take the functional form. Each command runs in a real
-child process with builtins.compile counted."""
+child process with builtins.compile counted: its text calls (a ForwardRef's), not the import system compiling
+a module's source bytes where no bytecode was written yet (a fresh clone, PYTHONDONTWRITEBYTECODE)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ COUNT = ("import builtins, sys\n"
          "seen = []\n"
          "real = builtins.compile\n"
          "def counted(src, *a, **k):\n"
-         "    seen.append(src if isinstance(src, str) else type(src).__name__)\n"
+         "    if isinstance(src, str):\n"
+         "        seen.append(src)\n"
          "    return real(src, *a, **k)\n"
          "builtins.compile = counted\n")
 RUN = COUNT + ("from owed.cli import main\n"
