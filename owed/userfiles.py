@@ -15,11 +15,29 @@ from owed.errors import UsageError
 
 LIMIT = 64 << 20  # bytes of a plan or decoy file: far above any real one
 
-SURROGATES = {c: (f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}") for c in range(0xd800, 0xe000)}
+# The table of the 2048 lone surrogates is built at the first text that holds one: building it at import cost
+# ~7.8M instructions (~1 ms) of every command, which imports this module through owed/cli/output.py.
+_SURROGATES: dict[int, str] | None = None
+
+
+def surrogates() -> dict[int, str]:
+    global _SURROGATES
+    if _SURROGATES is None:
+        _SURROGATES = {c: (f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}")
+                       for c in range(0xd800, 0xe000)}
+    return _SURROGATES
+
+
+def has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")  # only a lone surrogate fails
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def shown(text: str) -> str:
-    return text if text.isascii() else text.translate(SURROGATES)
+    return text if text.isascii() or not has_surrogates(text) else text.translate(surrogates())
 
 
 def read_bytes(path: str, what: str, base: str | None = None) -> bytes:

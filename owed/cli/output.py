@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from owed.result import CONTRACT, Result, document  # noqa: F401 - the JSON contract lives with the results
-from owed.userfiles import SURROGATES, shown
+from owed.userfiles import shown
 
 # A front end that is not a terminal (owed/mcp/calls.py) takes the handler's Result instead of its printout.
 _CAPTURE: ContextVar[list | None] = ContextVar("owed_capture", default=None)
@@ -15,13 +15,12 @@ _CAPTURE: ContextVar[list | None] = ContextVar("owed_capture", default=None)
 # C0 controls except newline and tab, DEL and the C1 controls: shown as \xNN in human output, so text
 # from the ledger (notes, rulings, reasons, reviews) cannot drive the reader's terminal.
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0b, 0x20), *range(0x7f, 0xa0))}
-# A lone surrogate (an argument that was not UTF-8) cannot be written to a UTF-8 stream: owed.userfiles.shown.
-_CONTROLS.update(SURROGATES)
 
 
 def escape_controls(text: str) -> str:
-    """`text` with every control character but newline and tab written as a visible `\\xNN`."""
-    return text.translate(_CONTROLS) if not text.isprintable() else text
+    """`text` with every control character but newline and tab written as a visible `\\xNN`, and every lone
+    surrogate (an argument that was not UTF-8, which a UTF-8 stream cannot take) as owed.userfiles.shown does."""
+    return shown(text.translate(_CONTROLS)) if not text.isprintable() else text
 
 
 _JSON_CONTROLS = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}
