@@ -2,8 +2,8 @@
 
 Map:
   SLOW                  "not mine": the caller hands the arguments to typer (owed.cli.lazy)
-  invoke(args)          `owed`, `owed [<group>] <cmd> --help` from owed.cli.help_text; otherwise parse and
-                        call the command's function, or SLOW
+  invoke(args)          `owed`, `owed [<group>] <cmd> --help`, `owed <group>` from owed.cli.help_text (read
+                        only then); otherwise parse and call the command's function, or SLOW
   spec(cmd)             a command's parameters as parsing rules (None when one is of a shape not handled)
   parse(spec, args)     the keyword arguments typer would pass, or SLOW
 
@@ -165,23 +165,28 @@ def parse(s: Spec, args: list[str]) -> dict[str, Any] | Any:
 
 
 def _static_help(args: list[str]) -> int | None:
-    if args and args[-1] not in _HELP and len(args) > 1:
-        return None  # neither help nor a group alone: the table stays unread
-    from owed.cli.help_text import GROUPS, TEXT
+    """`owed` alone and `owed [<group>] <cmd> --help` from the table; a group alone is answered in invoke(),
+    once the command is loaded, so `owed verify` never reads the table (~1.3M instructions)."""
+    if args and args[-1] not in _HELP:
+        return None
+    from owed.cli.help_text import TEXT
 
     if not args:  # `owed` alone: the help on stderr, a usage exit (typer's no_args_is_help)
         sys.stderr.write(TEXT[""] + "\n")
         return 2
-    if args[-1] in _HELP:
-        key = " ".join(args[:-1])
-        if key in TEXT and all(not a.startswith("-") for a in args[:-1]):
-            sys.stdout.write(TEXT[key] + "\n")
-            return 0
-    if len(args) == 1 and args[0] in GROUPS:
-        # a group alone (`owed decoy`): its help on stderr, a usage exit, as typer does
-        sys.stderr.write(TEXT[args[0]] + "\n")
-        return 2
+    key = " ".join(args[:-1])
+    if key in TEXT and all(not a.startswith("-") for a in args[:-1]):
+        sys.stdout.write(TEXT[key] + "\n")
+        return 0
     return None
+
+
+def _group_help(name: str) -> int:
+    """A group alone (`owed decoy`): its help on stderr, a usage exit, as typer does."""
+    from owed.cli.help_text import TEXT
+
+    sys.stderr.write(TEXT[name] + "\n")
+    return 2
 
 
 def invoke(args: list[str]) -> Any:
@@ -197,6 +202,8 @@ def invoke(args: list[str]) -> Any:
 
     found: Any = load(args[0])
     rest = args[1:]
+    if not rest and isinstance(found, decl.App):
+        return _group_help(args[0])
     while isinstance(found, decl.App):
         if not rest or rest[0].startswith("-"):
             return SLOW

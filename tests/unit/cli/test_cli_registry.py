@@ -53,7 +53,11 @@ def test_static_help_equals_typers_output(capsys):
 def test_no_arguments_and_a_bare_group_print_help_and_exit_2(capsys):
     from owed.cli.run import _run_typer, run
 
-    for path in ([], ["decoy"]):
+    from owed.cli import fast as fast_path
+
+    for path in ([], ["decoy"], ["agent"]):
+        assert fast_path.invoke(path) == 2  # answered by the fast path (the table), not handed to typer
+        capsys.readouterr()
         assert run(path, False) == 2
         fast = capsys.readouterr()
         assert _run_typer(path, False) == 2

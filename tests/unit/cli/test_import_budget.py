@@ -15,8 +15,8 @@ from tests.conftest import Cli, make_repo
 FORBIDDEN = ("yaml", "ruamel", "trio", "anyio", "psutil", "driver", "typer", "click")
 # Also kept off the commands that answer from the ledger and git's files alone (owed/cli/lean.py: msgspec
 # without typing_extensions; gitops/ondisk.py: no git child, so no subprocess; no dataclasses, which
-# import inspect).
-LEAN = ("typing_extensions", "inspect", "dataclasses", "subprocess")
+# import inspect); nor the static help table (owed/cli/fast.py reads it only for help or a group alone).
+LEAN = ("typing_extensions", "inspect", "dataclasses", "subprocess", "owed.cli.help_text")
 LEAN_READS = [["status"], ["status", "--json"], ["why", "greeting"], ["why", "greeting", "--json"], ["verify"]]
 
 READS = [
