@@ -69,12 +69,15 @@ ENV = "environment:"
 
 def attest_outcome(drv, node: str, code: int | None, text: str, cand_seq: int | None, at: int) -> str:
     last = _last_line(text)
+    if code in (EXIT_REFUSED, EXIT_OPEN) and error_of(last)[1] is not None:  # an error document
+        return _attest_refused(drv, node, last)
     if code in (EXIT_OK, EXIT_REFUSED, EXIT_OPEN):
         try:
             doc = json.loads(last)
             all_obs = doc.get("recorded", [])
         except (ValueError, AttributeError):
             all_obs = []
+        all_obs = [o for o in all_obs if isinstance(o, dict)] if isinstance(all_obs, list) else []
         recorded = [o for o in all_obs if o.get("verdict") != "error"]
         env = [o for o in all_obs if o.get("verdict") == "error" and (o.get("note") or "").startswith(ENV)]
         if env and not recorded:  # not the attempt's fault: wait 1, 2, 5, 10, 30 min, never a repair or halt
@@ -89,6 +92,17 @@ def attest_outcome(drv, node: str, code: int | None, text: str, cand_seq: int | 
         return "busy; retry next pass"
     drv.backoff.push(node)
     return f"error (exit {code}): {error_of(last)[1] or last}; backing off"
+
+
+def _attest_refused(drv, node: str, last: str) -> str:
+    """An error document (owed.errors.after_recording: `recorded` holds seqs, not observations): a lost CAS or a
+    superseded candidate is retried next pass; any other refusal backs the node off. Never a verdict."""
+    err_code, reason = error_of(last)
+    reason = reason or "refused"
+    if err_code == Stale.code:
+        return f"retry next pass: {reason}"
+    drv.backoff.push(node)
+    return f"refused: {reason}; backing off"
 
 
 def environment_wait(drv, node: str, note: str, at: int) -> str:

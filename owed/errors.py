@@ -147,6 +147,22 @@ def unnamed(e: BaseException) -> tuple[str, str]:
     return f"internal error: {text}", "internal"
 
 
+def unnamed_after(e: BaseException, seqs: list[int] | tuple[int, ...]) -> tuple[str, str]:
+    """`unnamed`, naming the seqs the command had recorded when `e` escaped: "internal error after recording #4:
+    <type>: <text>", "error after recording #4: cannot use …" (the CLI's and the MCP door's last line alike)."""
+    msg, code = unnamed(e)
+    if seqs:
+        head = "internal error" if code == "internal" else "error"
+        text = ", ".join(f"#{s}" for s in seqs)
+        msg = f"{head} after recording {text}: {msg.removeprefix('internal error: ')}"
+    return msg, code
+
+
+def recorded_by(e: BaseException) -> tuple[int, ...]:
+    """The seqs the failing op had appended when `e` escaped it (owed.result.op tags every Exception)."""
+    return e.recorded if isinstance(e, OwedError) else getattr(e, "owed_recorded", ())
+
+
 class Interrupted(OwedError):
     """SIGINT/SIGTERM arrived; nothing was recorded for the interrupted work."""
 

@@ -78,10 +78,8 @@ def op(fn: Callable[P, Result]) -> Callable[P, Result]:
         try:
             res = fn(*args, **kwargs)
         except Exception as e:
-            from owed.errors import OwedError
-
-            if isinstance(e, OwedError) and seqs:  # what this op had recorded when it failed (per context)
-                e.recorded = (*e.recorded, *(s for s in seqs if s not in e.recorded))
+            if seqs:  # what this op had recorded when it failed (per context), on any Exception
+                _tag(e, seqs)
             raise
         finally:
             _where.reset(where)
@@ -93,6 +91,20 @@ def op(fn: Callable[P, Result]) -> Callable[P, Result]:
         return res
 
     return run
+
+
+def _tag(e: Exception, seqs: list[int]) -> None:
+    from owed.errors import OwedError, recorded_by
+
+    had = recorded_by(e)
+    both = (*had, *(s for s in seqs if s not in had))
+    if isinstance(e, OwedError):
+        e.recorded = both
+        return
+    try:
+        e.owed_recorded = both  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # an exception type that takes no attributes: nothing to carry it
+        pass
 
 
 def acting_in() -> str | None:

@@ -142,11 +142,7 @@ def _interrupted() -> str:
 
 
 def _internal(e: BaseException, json_mode: bool) -> int:
-    from owed.errors import unnamed
+    from owed.errors import unnamed_after
 
-    msg, code = unnamed(e)
-    seqs = recorded_seqs()
-    if seqs:  # "internal error after recording #4: …", "error after recording #4: cannot use …"
-        head = "internal error" if code == "internal" else "error"
-        msg = f"{head} after recording {_seqs_text(seqs)}: {msg.removeprefix('internal error: ')}"
+    msg, code = unnamed_after(e, recorded_seqs())  # "internal error after recording #4: …"
     return _fail(msg, code, EXIT_INTERNAL, json_mode)

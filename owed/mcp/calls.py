@@ -47,21 +47,23 @@ def _interrupted():
 
 
 def _failed(e: BaseException) -> Reply:
-    from owed.errors import OwedError, after_recording
+    from owed.errors import OwedError, after_recording, recorded_by
     from owed.userfiles import shown  # a message quoting a lone surrogate could not be sent: no reply at all
 
     if isinstance(e, OwedError):
         seqs = list(e.recorded)  # this call's appends (owed.result.op: per context, not another thread's)
         e = after_recording(e, seqs)
         msg, code, exit_code = shown(e.message.replace("\n", " ")), e.code, e.exit_code
-        extra = {"hint": shown(e.hint)} if getattr(e, "hint", None) else {}
+        extra: dict[str, object] = {"hint": shown(e.hint)} if e.hint else {}
         if seqs:
             extra["recorded"] = seqs
     else:
-        from owed.errors import unnamed
+        from owed.errors import unnamed_after
 
-        msg, code = unnamed(e)
-        msg, exit_code, extra = shown(msg), 3, {}
+        seqs = list(recorded_by(e))  # "internal error after recording #4: …", as the CLI says it
+        msg, code = unnamed_after(e, seqs)
+        msg, exit_code = shown(msg), 3
+        extra = {"recorded": seqs} if seqs else {}
     err = {"error": msg, "code": code, "exit": exit_code, **extra}
     return Reply({"contract": 1, **err}, f"owed: {msg}", exit_code, err)
 

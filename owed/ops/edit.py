@@ -84,6 +84,7 @@ def _new_text(text: str, fmt: str, target: Target, edits) -> str:
     def load(value: str):
         from ruamel.yaml import YAML
 
+        _plain_value(value)  # bad YAML: the strict loader's one-line usage error, never the round-trip parser's
         return YAML().load(value)
 
     from ruamel.yaml.comments import CommentedMap

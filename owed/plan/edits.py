@@ -120,14 +120,13 @@ def _node_edit(node, e: Edit, target: Target, load, mapping) -> None:
 
 
 def _text_load(load):
-    """`title` / `brief` are text (seed 0.20: brief edits preserve multiline and `=` text): a value is YAML only
-    when it is quoted or a block scalar (`|`, `>`) or reads as a string; multiline text, text YAML cannot read
-    (`a: b` on line two) and text that reads as another type (`yes`, `12`, `[x]`) are kept as typed."""
+    """`title` / `brief` are text (seed 0.20: brief edits preserve multiline and `=` text): kept verbatim (no
+    stripping, ` #` is no comment), unless it starts with a quote and ends with that quote, or starts with a block
+    indicator (`|`, `>`); then it is YAML when YAML reads it as a string, else (a Markdown quote `> a`, a table
+    `| a |`, `"Fix" the parser`) it is kept as typed too."""
 
     def text(t: str):
-        if t.lstrip().startswith(("|", ">", '"', "'")):
-            return load(t)
-        if "\n" in t:
+        if not _yaml_text(t):
             return t
         try:
             v = load(t)
@@ -136,6 +135,13 @@ def _text_load(load):
         return v if isinstance(v, str) else t
 
     return text
+
+
+def _yaml_text(t: str) -> bool:
+    s = t.strip()
+    if s[:1] in ("|", ">"):
+        return True
+    return len(s) > 1 and s[0] in ("\"", "'") and s[-1] == s[0]
 
 
 def _check_edit(node, rest: str, e: Edit, load, mapping) -> None:

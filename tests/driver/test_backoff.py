@@ -52,3 +52,25 @@ def test_environment_failures_notify_once_per_streak_and_never_count_as_no_verdi
     attest_outcome(drv, "a", 0, ok, 7, 11)  # a verdict ends the streak
     attest_outcome(drv, "a", 1, env, 7, 12)
     assert len(said) == 2 and drv.backoff.until["a"] - drv.backoff.clock() == 60
+
+
+def test_an_attest_error_document_after_recording_is_no_verdict_and_no_crash():
+    """owed.errors.after_recording's document has `recorded: [seqs]` (ints, not observations): a lost CAS or a
+    superseded candidate (stale, exit 4) is retried next pass; another refusal after recording backs off."""
+    import json
+
+    from driver.outcomes import attest_outcome
+    from owed.errors import EXIT_OPEN, MeasuredRefusal, Stale, after_recording
+
+    def run(e, at):
+        out = after_recording(e, [5, 6])
+        last = json.dumps({"contract": 1, "error": out.message, "code": out.code, "exit": out.exit_code,
+                           "recorded": out.details["recorded"]})
+        return out.exit_code, attest_outcome(drv, "a", out.exit_code, f"progress line\n{last}\n", 7, at)
+
+    drv = SimpleNamespace(backoff=Backoffs(clock=lambda: 0.0), attest_errors={}, emit=lambda *a, **k: None)
+    assert run(Stale("the candidate moved; nothing recorded"), 10) == (
+        EXIT_OPEN, "retry next pass: the candidate moved (recorded #5, #6)")
+    assert drv.attest_errors == {} and drv.backoff.active() == set()
+    assert run(MeasuredRefusal("trunk fails u"), 11) == (1, "refused: trunk fails u (recorded #5, #6); backing off")
+    assert drv.attest_errors == {} and drv.backoff.active() == {"a"}

@@ -28,6 +28,18 @@ CASES = [
     ("title", "Two\nlines", "Two\nlines"),
     ("brief", "'quoted: #text'", "quoted: #text"),
     ("brief", "|\n  block\n  scalar\n", "block\nscalar\n"),
+    ("brief", '"double quoted"', "double quoted"),
+    # ` #` is no comment and padding stays: single-line text is kept verbatim
+    ("title", "Fix parser crash #12 (reported twice)", "Fix parser crash #12 (reported twice)"),
+    ("brief", "Keep the API stable #important", "Keep the API stable #important"),
+    ("title", "  padded  ", "  padded  "),
+    # text that starts like YAML but is not (a Markdown quote or table, a quoted first word) is kept as typed
+    ("brief", "> Note: keep the API\nsecond line", "> Note: keep the API\nsecond line"),
+    ("brief", "| col | col |\n|-----|-----|", "| col | col |\n|-----|-----|"),
+    ("title", '"Fix" the parser', '"Fix" the parser'),
+    ("title", "'s-expr reader", "'s-expr reader"),
+    ("title", "> 5 ms budget", "> 5 ms budget"),
+    ("title", "'it' is 'quoted'", "'it' is 'quoted'"),
 ]
 
 

@@ -180,3 +180,30 @@ def test_trunk_attest_interrupted_after_its_refresh_names_the_refresh(owed, tmp_
     new = ledger(repo)[before:]
     assert [e["kind"] for e in new] == ["refresh"], new
     assert p.returncode == 130 and f"recorded #{new[0]['seq']}" in err and "nothing recorded" not in err, (out, err)
+
+
+def test_the_mcp_door_names_the_seqs_an_internal_error_after_recording_left(owed, tmp_path, monkeypatch):
+    """An unexpected exception (not an OwedError) escaping a tool call after it appended: exit 3, the line says
+    "internal error after recording #n" as the CLI's last line does, and the document carries `recorded`."""
+    import owed.ops.slot_acts as slot_acts
+    from owed.mcp.calls import call
+
+    repo = make_repo(tmp_path / "r", _plan("true"))
+    owed.cwd = repo
+    assert owed("init", "plan.yaml").returncode == 0
+
+    def broken(*_a, **_k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(slot_acts, "who", broken)  # the rule's text line, built after its append
+    before = len(ledger(repo))
+    reply = call("owed_rule", {"cwd": str(repo), "text": "be kind", "nodes": "*"})
+    new = ledger(repo)[before:]
+    assert [e["kind"] for e in new] == ["rule"] and reply.exit_code == 3 and reply.error is not None, reply
+    seq = new[0]["seq"]
+    assert reply.error["code"] == "internal" and reply.error["recorded"] == [seq], reply.error
+    assert reply.error["error"] == f"internal error after recording #{seq}: RuntimeError: boom", reply.error
+    assert reply.text == f"owed: internal error after recording #{seq}: RuntimeError: boom"
+    monkeypatch.undo()
+    reply = call("owed_rule", {"cwd": str(repo), "text": "x", "nodes": "nope"})  # refused up front
+    assert reply.exit_code != 0 and "recorded" not in reply.error and len(ledger(repo)) == before + 1, reply
