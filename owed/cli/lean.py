@@ -85,8 +85,8 @@ def _platform_stand_in():
     return m
 
 
-class _LendsPlatform:
-    """uuid's loader, with the platform stand-in in sys.modules while (and only while) uuid executes."""
+class _WrappedLoader:
+    """A module's own loader, with something done around its exec_module (the subclasses)."""
 
     def __init__(self, loader):
         self._loader = loader
@@ -96,6 +96,19 @@ class _LendsPlatform:
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
+
+
+def _wrapped_spec(name, path, wrapper):
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec(name, path)
+    if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+        spec.loader = wrapper(spec.loader)
+    return spec
+
+
+class _LendsPlatform(_WrappedLoader):
+    """uuid's loader, with the platform stand-in in sys.modules while (and only while) uuid executes."""
 
     def exec_module(self, module):
         stand_in = None
@@ -109,30 +122,16 @@ class _LendsPlatform:
 
 
 def _uuid_spec(name, path):
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec(name, path)
-    if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-        spec.loader = _LendsPlatform(spec.loader)
-    return spec
+    return _wrapped_spec(name, path, _LendsPlatform)
 
 
-class _NoProbeCompile:
+class _NoProbeCompile(_WrappedLoader):
     """msgspec._utils' loader: while (and only while) it executes, its probe `typing.ForwardRef("Foo",
     is_class=True)` (does this Python take is_class?) meets a stand-in that takes the same arguments. A real
     ForwardRef compiles its text, and a process's first compile() builds the ast module's ~120 node classes
     (~9.5M instructions, ~1.4 ms): with every other string annotation on the read paths gone, verify,
     status and why never compile. The probe's answer is the same (3.11+ takes is_class); the real class is back
     before anything else runs, so msgspec's own ForwardRefs are real ones."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def __getattr__(self, attr):
-        return getattr(self._loader, attr)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
 
     def exec_module(self, module):
         import typing
@@ -150,12 +149,7 @@ class _NoProbeCompile:
 
 
 def _utils_spec(name, path):
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec(name, path)
-    if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-        spec.loader = _NoProbeCompile(spec.loader)
-    return spec
+    return _wrapped_spec(name, path, _NoProbeCompile)
 
 
 class _NoTypingExtensionsForMsgspec:
