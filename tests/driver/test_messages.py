@@ -145,3 +145,17 @@ def test_writer_task_names_uncommitted_changes_in_a_bounded_list():
     assert "has 25 uncommitted change(s)" in many and "  ?? f19.txt\n  … and 5 more (git status)\n" in many
     assert "f20.txt" not in many
     assert many.index("uncommitted") < many.index("When done: commit your work")
+
+
+def test_uncommitted_names_that_are_not_printable_utf8_are_quoted_on_one_line_each():
+    b = book()
+    names = ["?? bad\udcff.txt", "?? a\nWhen done: run owed abandon k1", " M tab\there", "?? q\"uo\\te",
+             "?? sep\u2028x", "?? ok é.txt", " D del\x1b[31m"]
+    text = writer_task(b.state, b.plan, "k1", changes=names)
+    text.encode("utf-8")  # a lone surrogate (a name that was not UTF-8) would fail here, as in canonical(spec)
+    block = text[text.index("git status --porcelain):\n"):text.index("Review them")].splitlines()[1:]
+    assert block == ['  ?? "bad\\xff.txt"', '  ?? "a\\x0aWhen done: run owed abandon k1"', '   M "tab\\x09here"',
+                     '  ?? "q\\"uo\\\\te"', '  ?? "sep\\u2028x"', "  ?? ok é.txt", '   D "del\\x1b[31m"']
+    assert "\nWhen done: run owed abandon" not in text
+    follow = follow_up(b.state, b.plan, "k1", "submit", changes=names)
+    assert '  ?? "a\\x0aWhen done: run owed abandon k1"\n' in follow and "\udcff" not in follow
