@@ -54,25 +54,10 @@ def writer_task(state, plan, node_id: str, commits: int = 0, changes: Sequence[s
                      + [f"When done: commit your work, then run: owed submit {node_id}"]) + "\n"
 
 
-# Every control character (newline and tab too), DEL, the C1 controls and the Unicode line/paragraph separators:
-# written \xNN / \uNNNN inside a quoted file name, so a name cannot split a task into lines of its own.
-_NAME_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7f, 0xa0))} | {
-    0x2028: "\\u2028", 0x2029: "\\u2029", ord("\\"): "\\\\", ord('"'): '\\"'}
-
-
-def quoted_name(name: str) -> str:
-    """A file name from the slot as a task shows it: as it is when it is printable UTF-8 without a quote or a
-    backslash, else in double quotes as git quotes it (a backslash or quote escaped, every control `\\xNN`,
-    every byte that was not UTF-8, decoded with surrogateescape, `\\xNN` as owed.userfiles.shown writes it)."""
-    if name.isprintable() and '"' not in name and "\\" not in name:
-        return name
-    from owed.userfiles import shown
-
-    return '"' + shown(name.translate(_NAME_CONTROLS)) + '"'
-
-
 def _status_record(rec: str) -> str:
     """A `git status --porcelain` record (`XY name`) with its name quoted as quoted_name does."""
+    from owed.userfiles import quoted_name
+
     return rec[:3] + quoted_name(rec[3:]) if rec[2:3] == " " else quoted_name(rec)
 
 

@@ -5,6 +5,7 @@ is not readable, is too long, holds a NUL byte, or whose content passes LIMIT (/
 OSError/ValueError escaping as "internal error", never a read without end.
 `shown(text)`: a name or argument that was not UTF-8 (its bytes decoded with surrogateescape) made printable
 and JSON-encodable, each such byte written `\\xNN` (any other lone surrogate `\\uNNNN`).
+`quoted_name(name)`: a file name as one printable line, in double quotes as git quotes it when it needs that.
 """
 
 from __future__ import annotations
@@ -62,3 +63,23 @@ def read_bytes(path: str, what: str, base: str | None = None) -> bytes:
     if len(data) > LIMIT:
         raise UsageError(f"{what} is larger than {LIMIT >> 20} MiB: {path}")
     return data
+
+
+# Every control character (newline and tab too), DEL, the C1 controls, the Unicode line/paragraph separators, a
+# backslash and a quote: escaped inside a quoted file name, so a name cannot split a text into lines of its own.
+# Built at the first name that needs it (every command imports this module).
+_NAME_CONTROLS: dict[int, str] | None = None
+
+
+def quoted_name(name: str) -> str:
+    """A file name from a work tree or a commit as owed's texts show it (a task, a note, a receipt): as it is
+    when it is printable UTF-8 without a quote or a backslash, else in double quotes as git quotes it (a
+    backslash or quote escaped, every control `\\xNN`, every byte that was not UTF-8, decoded with
+    surrogateescape, `\\xNN` as shown writes it). One name is always one line."""
+    global _NAME_CONTROLS
+    if name.isprintable() and '"' not in name and "\\" not in name:
+        return name
+    if _NAME_CONTROLS is None:
+        _NAME_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7f, 0xa0))} | {
+            0x2028: "\\u2028", 0x2029: "\\u2029", ord("\\"): "\\\\", ord('"'): '\\"'}
+    return '"' + shown(name.translate(_NAME_CONTROLS)) + '"'

@@ -324,6 +324,8 @@ def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grant
     `grantable(paths) -> (granted, {path: reason})` (attest only) grants covered paths now: they are
     recorded with the observation, and the first reason of a refused path becomes the note. `paths`: the
     changed paths of base..commit when the caller has them already (a batch's links, in one git call)."""
+    from owed.userfiles import quoted_name
+
     t0 = time.monotonic()
     paths = repo.changed_paths(job.base, job.commit) if paths is None else paths
     bad = [p for p in writes_problem(node, paths) if p not in set(granted)]
@@ -331,9 +333,9 @@ def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grant
     bad = [p for p in bad if p not in set(new)]
     log = [f"owed measurement: {job.subject} writes", f"commit: {job.commit}  base: {job.base}",
            f"writes: {', '.join(node.writes)}", *([f"granted: {', '.join([*granted, *new])}"] if granted or new else []),
-           f"changed paths ({len(paths)}):", *("  " + p for p in paths)]
+           f"changed paths ({len(paths)}):", *("  " + quoted_name(p) for p in paths)]
     if bad:
-        shown = ", ".join(bad[:20]) + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
+        shown = ", ".join(map(quoted_name, bad[:20]))  # a name is one line of the note, the log, a writer's task + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
         first = next((reasons[p] for p in bad if p in reasons), None)
         note = f"paths outside writes: {shown}" + (f" ({first})" if first else "")
         return Measured(job, "fail", note=note, failed=tuple(bad[:50]), log="\n".join(log + [note]).encode(),

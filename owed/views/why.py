@@ -401,7 +401,9 @@ def _item_lines(r: ItemRow, blockers: dict[int, str]) -> list[str]:
     if r.hint is not UNSET:
         out.append(f"      {r.hint}")
     if r.out_of_writes is not UNSET:
-        out.append(f"      out of writes: {', '.join(r.out_of_writes.paths)}")
+        from owed.userfiles import quoted_name
+
+        out.append(f"      out of writes: {', '.join(map(quoted_name, r.out_of_writes.paths))}")
         if r.out_of_writes.hint is not UNSET:
             out.append(f"      hint: {r.out_of_writes.hint}")
     return out
