@@ -86,7 +86,10 @@ def granted_lines(state, node_id: str) -> list[str]:
     if slot is None or not slot.grants:
         return []
     out = ["Writes granted by owed under allowance (outside the node's own writes):"]
-    out += [f"  {', '.join(paths)} (#{seq}, allowance plan #{allowance})" for seq, allowance, _c, paths in slot.grants]
+    from owed.userfiles import quoted_name  # granted paths are the slot's own names: one line each
+
+    out += [f"  {', '.join(map(quoted_name, paths))} (#{seq}, allowance plan #{allowance})"
+            for seq, allowance, _c, paths in slot.grants]
     out.append("For each grant, judge whether the change belongs to this node's task; if it does not, record "
                "--block and say which path.")
     return out

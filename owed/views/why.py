@@ -401,12 +401,17 @@ def _item_lines(r: ItemRow, blockers: dict[int, str]) -> list[str]:
     if r.hint is not UNSET:
         out.append(f"      {r.hint}")
     if r.out_of_writes is not UNSET:
-        from owed.userfiles import quoted_name
-
-        out.append(f"      out of writes: {', '.join(map(quoted_name, r.out_of_writes.paths))}")
+        out.append(f"      out of writes: {_names(r.out_of_writes.paths)}")
         if r.out_of_writes.hint is not UNSET:
             out.append(f"      hint: {r.out_of_writes.hint}")
     return out
+
+
+def _names(paths) -> str:
+    """File names from the slot, each one printable line (owed.userfiles.quoted_name), comma-separated."""
+    from owed.userfiles import quoted_name
+
+    return ", ".join(map(quoted_name, paths))
 
 
 def _tail_lines(v: Why) -> list[str]:
@@ -430,14 +435,14 @@ def _tail_lines(v: Why) -> list[str]:
                 for b in v.superseded]
     if v.untested:
         shown = v.untested[:20]
-        out.append(f"Untested changes ({len(v.untested)}): {', '.join(shown)}" + (" …" if len(v.untested) > 20 else ""))
+        out.append(f"Untested changes ({len(v.untested)}): {_names(shown)}" + (" …" if len(v.untested) > 20 else ""))
     for g in v.granted_writes:
-        shown_paths = ", ".join(g.paths[:20]) + (f" … +{len(g.paths) - 20} more" if len(g.paths) > 20 else "")
+        shown_paths = _names(g.paths[:20]) + (f" … +{len(g.paths) - 20} more" if len(g.paths) > 20 else "")
         out.append(f"Granted writes: {shown_paths} (#{g.seq}, allowance plan #{g.allowance})")
     if v.downgrades or v.granted_writes:  # ΔO⁻: the plan's easings and owed's grants, each with its authority
         out.append("Plan downgrades:")
         out += [f"  plan #{d.plan} by {d.by}: {d.item}" + (f" — {d.note}" if d.note else "") for d in v.downgrades]
-        out += [f"  grant #{g.seq}: writes {', '.join(g.paths[:20])}" + (" …" if len(g.paths) > 20 else "")
+        out += [f"  grant #{g.seq}: writes {_names(g.paths[:20])}" + (" …" if len(g.paths) > 20 else "")
                 + f" granted by owed under allowance (plan #{g.allowance})" for g in v.granted_writes]
     if v.models:
         from owed.views.models import lines
