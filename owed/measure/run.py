@@ -335,10 +335,13 @@ def measure_writes(repo, node, job: Job, *, granted: tuple[str, ...] = (), grant
            f"writes: {', '.join(node.writes)}", *([f"granted: {', '.join([*granted, *new])}"] if granted or new else []),
            f"changed paths ({len(paths)}):", *("  " + quoted_name(p) for p in paths)]
     if bad:
-        shown = ", ".join(map(quoted_name, bad[:20]))  # a name is one line of the note, the log, a writer's task + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
+        # a name is one line of the note, the log, a writer's task
+        shown = ", ".join(map(quoted_name, bad[:20])) + (f" (+{len(bad) - 20} more)" if len(bad) > 20 else "")
         first = next((reasons[p] for p in bad if p in reasons), None)
         note = f"paths outside writes: {shown}" + (f" ({first})" if first else "")
-        return Measured(job, "fail", note=note, failed=tuple(bad[:50]), log="\n".join(log + [note]).encode(),
+        from owed.userfiles import shown as utf8_shown  # a name that is not UTF-8: its bytes as \xNN in the ledger
+
+        return Measured(job, "fail", note=note, failed=tuple(map(utf8_shown, bad[:50])), log="\n".join(log + [note]).encode(),
                         duration_ms=int((time.monotonic() - t0) * 1000), grant=tuple(sorted(new)), outside=tuple(bad))
     return Measured(job, "pass", log="\n".join(log).encode(), duration_ms=int((time.monotonic() - t0) * 1000),
                     grant=tuple(sorted(new)))
