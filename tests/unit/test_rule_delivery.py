@@ -75,3 +75,22 @@ def test_a_ruling_only_a_resubmit_acknowledges_goes_to_the_writer_not_into_the_n
         doc = json.loads(f.run("rule", "--nodes", "c", "keep it short", "--json", expect=0).stdout)
     assert doc["acknowledge"] == ["c"]
     assert [(d["node"], d["to"], d["via"]) for d in doc["deliveries"]] == [("c", "writer:c#1", "launch")]
+
+
+def test_a_reviewed_candidate_owing_the_acknowledgment_gets_its_reviewer_runs_re_acknowledgment(tmp_path):
+    from driver.policy import rid_for
+    from owed import entries as E
+    from tests.e2e.acts_helpers import Flow
+
+    f = Flow(tmp_path / "repo")
+    f.ready("greeting", {"hello.txt": "hello\n"})
+    led = Ledger.discover(f.repo)
+    spec = led.put_blob(b"spec")
+    rid = rid_for(led.state().project, "greeting", 1, "reviewer", 1)
+    led.append(lambda s: [E.Launch(seq=-1, ts="", prev="", by="parent:drive", node="greeting", attempt=1,
+                                   role="reviewer", rid=rid, spec=spec)])
+    f.ok("review", "greeting", "--ok", "--as", "reviewer:r1", "--note", "fine")
+    with drive_lock.acquire(led.dir):
+        doc = f.js("rule", "Also add a trailing space", "--nodes", "greeting")
+    assert doc["acknowledge"] == ["greeting"]
+    assert [(d["to"], d["via"]) for d in doc["deliveries"]] == [(rid, "re-acknowledgment")]
