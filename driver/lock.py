@@ -7,7 +7,9 @@ Map:
   whose pid is gone, or whose pid now belongs to a process with another start time (pid reuse), is taken
   over under a `flock` on `drive.lock.break` (two takers never remove each other's fresh lock). A live
   holder, or any lock of another host, is refused (`Refused`, exit 1) naming host, pid and since.
-- `read(ledger_dir) -> Holder | None`: the current record and whether its process is alive here.
+- `read(ledger_dir) -> Holder | None`: the current record and whether its process is alive here — the one
+  reader of drive.lock is owed/ledger/drivelock.py (owed's ops use it too), re-exported here with `Holder`,
+  `same_process`, `process_start`, `lock_path`.
 - `DriveLock.release()`: removes the file only while it still holds our own record.
 - `session_from_env(env)`: the pi session id worth recording (`DSA_SESSION`, ignored inside a dsa call).
 - `held_dir_locks(ledger_dir)`, `running_agent_runs(ledger_dir)`: other activity `owed idle` checks —
@@ -22,43 +24,18 @@ import fcntl
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 from owed.errors import Refused
+from owed.ledger.drivelock import (LOCK_NAME, Holder, Unreadable, live_holder, lock_path, process_start, read,
+                                   same_process)
 from owed.ledger.lock import HOST, pid_alive, read_owner
 from owed.ledger.store import now_iso
 
-LOCK_NAME = "drive.lock"
+__all__ = ["LOCK_NAME", "DriveLock", "Holder", "Unreadable", "acquire", "held_dir_locks", "live_holder", "lock_path",
+           "process_start", "read", "refusal", "running_agent_runs", "same_process", "session_from_env"]
+
 _SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
-_START_SLACK_S = 0.05  # create_time is derived from boot time + ticks; equal processes agree far closer
-
-
-def lock_path(ledger_dir: str | os.PathLike) -> Path:
-    return Path(ledger_dir) / LOCK_NAME
-
-
-def process_start(pid: int) -> float | None:
-    """The start time psutil reports for `pid`, or None when there is no such (live) process."""
-    try:
-        p = psutil.Process(pid)
-        if p.status() == psutil.STATUS_ZOMBIE:
-            return None
-        return p.create_time()
-    except (psutil.Error, ValueError):
-        return None
-
-
-def same_process(pid: int, start: float | None) -> bool:
-    """True when `pid` is alive here and, if `start` is known, started at `start` (not a reused pid)."""
-    if pid <= 0 or not pid_alive(pid):
-        return False
-    if start is None:
-        return True
-    now = process_start(pid)
-    return now is not None and abs(now - float(start)) <= _START_SLACK_S
 
 
 def session_from_env(env=None) -> str | None:
@@ -67,56 +44,6 @@ def session_from_env(env=None) -> str | None:
         return None
     s = env.get("DSA_SESSION") or ""
     return s if _SESSION.match(s) else None
-
-
-@dataclass(frozen=True)
-class Holder:
-    pid: int
-    host: str
-    start: float | None
-    since: str
-    session: str | None
-    alive: bool  # a live process of this host with the recorded start time
-    raw: bytes
-
-    @property
-    def local(self) -> bool:
-        return self.host == HOST
-
-    def describe(self) -> str:
-        return f"pid {self.pid} on {self.host} since {self.since}"
-
-    def to_json(self) -> dict:
-        out = {"pid": self.pid, "host": self.host, "start": self.start, "since": self.since, "alive": self.alive}
-        if self.session:
-            out["session"] = self.session
-        return out
-
-
-def _parse(raw: bytes) -> Holder | None:
-    try:
-        doc = json.loads(raw)
-        pid, host = int(doc["pid"]), str(doc["host"])
-    except (ValueError, KeyError, TypeError):
-        return None
-    start = doc.get("start")
-    start = float(start) if isinstance(start, (int, float)) else None
-    alive = host == HOST and same_process(pid, start)
-    return Holder(pid=pid, host=host, start=start, since=str(doc.get("since", "?")),
-                  session=doc.get("session"), alive=alive, raw=raw)
-
-
-def read(ledger_dir) -> Holder | None:
-    """The lock's holder, or None when there is no lock (an unreadable lock raises `Refused`)."""
-    path = lock_path(ledger_dir)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    holder = _parse(raw)
-    if holder is None:
-        raise Refused(f"the driver lock {path} is unreadable: check that no driver runs, then remove it by hand")
-    return holder
 
 
 class DriveLock:

@@ -145,53 +145,13 @@ def delivery(ledger_dir, state, node_id: str, rule_seq: int, q) -> dict:
         closed = rec.slot.attempt if rec is not None and rec.slot is not None else 0
         return {"state": "failed", "to": to, "reason": f"attempt {closed} of {node_id} is closed: "
                                                         "its runs are not resumed"}
+    from owed.ledger.drivelock import Unreadable, live_holder
+
     try:
-        driver = live_driver(ledger_dir)
+        holder = live_holder(ledger_dir)
     except Unreadable as e:
-        return {"state": "failed", "to": to, "reason": f"the driver lock {e} is unreadable (is a driver running?)"}
+        return {"state": "failed", "to": to, "reason": f"the driver lock {e.path} is unreadable (is a driver running?)"}
+    driver = holder.describe() if holder is not None else None
     if driver is None:
         return {"state": "failed", "to": to, "reason": "no driver running (owed drive delivers it when it runs)"}
     return {"state": "queued", "to": to, "via": "follow-up", "driver": driver}
-
-
-class Unreadable(Exception):
-    """drive.lock exists but holds no {pid, host} record (the message is its path)."""
-
-
-def live_driver(ledger_dir) -> str | None:
-    """The drive lock's holder (`pid N on HOST since T`) when its process lives (another host's: assumed live),
-    else None; `Unreadable` for a lock without a record. The same record driver/lock.py writes; read here
-    because owed's ops never import driver/."""
-    import os
-
-    import msgspec  # loaded by the ledger anyway; the stdlib json is not (issue 15)
-
-    from owed.ledger.lock import HOST, pid_alive
-
-    path = os.path.join(ledger_dir, "drive.lock")
-    try:
-        with open(path, "rb") as f:
-            doc = msgspec.json.decode(f.read())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        raise Unreadable(path) from e
-    try:
-        pid, host = int(doc["pid"]), str(doc["host"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise Unreadable(path) from e
-    name = f"pid {pid} on {host} since {doc.get('since', '?')}"
-    if host != HOST:
-        return name
-    if pid <= 0 or not pid_alive(pid):
-        return None
-    start = doc.get("start")
-    if isinstance(start, (int, float)):
-        import psutil
-
-        try:
-            if abs(psutil.Process(pid).create_time() - float(start)) > 0.05:
-                return None  # the pid was reused
-        except psutil.Error:
-            return None
-    return name

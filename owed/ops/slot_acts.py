@@ -63,24 +63,41 @@ def rule(cwd: str, text: str, nodes: tuple[str, ...], *, writer: bool = False, p
     ruled = [(n, b.seq) for n, rec in state.nodes.items() for b in rec.blocks if b.ruled == e.seq]
     for n, s in ruled:
         lines.append(f"Ruled: needs-parent block #{s} of {n}; the reviewer re-reviews with the ruling")
-    owing = []
+    owing: dict[str, str] = {}
     for n, _rec in sorted(state.nodes.items()):
         slot = state.open_slot(n)
         if slot is None or slot.cand is None:
             continue
         its = {i.obligation: i for i in items(state, plan, n)}
         if RULINGS in its and its[RULINGS].mark == "D":
-            owing.append(n)
             c12 = short(slot.cand.commit)
-            if "review" in slot.cand.keys or "closure-review" in slot.cand.keys:
+            owing[n] = "review" if "review" in slot.cand.keys or "closure-review" in slot.cand.keys else "resubmit"
+            if owing[n] == "review":
                 lines.append(f"{n} owes the rulings acknowledgment: owed review {n} --ok --ack-rulings {e.seq} "
                              f"--candidate {c12} --note \"...\"")
             else:  # no review is owed, so no reviewer acknowledges (docs/driver.md)
                 lines.append(f"{n} owes the rulings acknowledgment: owed drive delivers the ruling and the writer's "
                              f"resubmit acknowledges it; without a driver: owed waive {n} rulings --reason \"...\" "
                              f"--candidate {c12}")
-    doc = {"entry": E.to_dict(e), "ruled": [{"node": n, "block": s} for n, s in ruled], "acknowledge": owing}
+    sent = _deliveries(ctx.ledger.dir, state, e, owing, lines)
+    doc = {"entry": E.to_dict(e), "ruled": [{"node": n, "block": s} for n, s in ruled], "acknowledge": list(owing),
+           "deliveries": sent}
     return Done(entries=written, lines=lines, doc=doc)
+
+
+def _deliveries(ledger_dir, state, rule, owing: dict, lines: list) -> list[dict]:
+    """Every open slot the ruling reaches and how it gets there (owed/ops/rule_delivery.py); its lines to `lines`."""
+    from owed.ledger.drivelock import Unreadable, live_holder
+    from owed.ops.rule_delivery import deliveries, describe
+
+    try:
+        holder = live_holder(ledger_dir)
+    except Unreadable as err:
+        holder = None
+        lines.append(f"The driver lock {err.path} is unreadable: counted as no driver running")
+    sent = deliveries(state, rule, owing, holder.describe() if holder is not None else None)
+    lines += [describe(d) for d in sent] or ["No open slot: the nodes' next attempts carry it from their launch"]
+    return sent
 
 
 def resume_entry(state, node_id: str, *, by: str, channel: str | None, note: str, after: tuple[str, ...],
