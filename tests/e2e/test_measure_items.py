@@ -170,3 +170,22 @@ def test_red_checks_must_fail_on_the_base_with_the_candidates_tests(flow):
     log = f.blob(red["log"])
     assert red["verdict"] == "pass", red
     assert "lib from base" in log and "no pinned.txt" in log and "lib from candidate" not in log
+
+
+def test_a_changed_path_that_is_not_utf8_fails_the_writes_item_with_its_bytes_shown(flow):
+    """A name git gives as bytes that are not UTF-8 is recorded as `\\xNN` (the ledger holds UTF-8 only): the
+    writes item fails like any path outside writes, instead of the observation being refused (exit 2)."""
+    f = flow(plan_text(
+        """\
+        closure: [plan.yaml]
+        nodes:
+          - id: greeting
+            writes: [hello.txt]
+        """
+    ))
+    f.dispatch("greeting")
+    f.deliver("greeting", {"hello.txt": "hello\n", "bad\udcff.txt": "x\n"})
+    f.attest("greeting", expect=1)
+    [w] = f.obs("writes")
+    assert w["verdict"] == "fail" and w["failed"] == ["bad\\xff.txt"]
+    assert w["note"].startswith("paths outside writes: ") and "xff" in w["note"]
