@@ -128,7 +128,13 @@ class RepoBase:
         env = os.environ if env is None else env
         override = env.get("OWED_DIR")
         if override:
-            return _real_str(override)  # physical, like common_dir: one spelling of the ledger path everywhere
+            real = _real_str(override)  # physical, like common_dir: one spelling of the ledger path everywhere
+            if not os.path.isdir(real):  # one stat in the common case; a file is a usage error, not exit 3
+                if os.path.lexists(real):
+                    raise UsageError(f"OWED_DIR={override} is not a directory")
+                if os.path.lexists(os.path.dirname(real)) and not os.path.isdir(os.path.dirname(real)):
+                    raise UsageError(f"OWED_DIR={override}: {os.path.dirname(real)} is not a directory")
+            return real
         return os.path.join(self.common_dir_str, "owed")
 
     # -- calling git -------------------------------------------------------------------------------

@@ -217,11 +217,15 @@ class Ledger:
         return sha
 
     def _mkdirs(self, path: Path) -> None:
-        """Create `path` (and missing parents), fsyncing each new directory's parent."""
+        """Create `path` (and missing parents up to the ledger directory), fsyncing each new directory's parent.
+        The ledger directory itself is made like `mkdir` without -p: a missing parent is a usage error (a
+        mistyped OWED_DIR must not grow a directory tree)."""
         missing = []
         p = path
         while not p.exists():
             missing.append(p)
+            if p == self.root and not p.parent.is_dir():
+                raise UsageError(f"cannot create the ledger directory {p}: {p.parent} does not exist")
             p = p.parent
         for d in reversed(missing):
             d.mkdir(exist_ok=True)

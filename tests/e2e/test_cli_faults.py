@@ -25,14 +25,37 @@ def inited(repo, owed: Cli):
 
 
 def test_internal_error_is_one_line_exit_3(inited, owed: Cli, tmp_path):
-    # OWED_DIR naming a regular file makes the first stat fail with NotADirectoryError: unexpected.
-    bad = tmp_path / "a-file"
-    bad.write_text("x")
-    r = owed("status", env={"OWED_DIR": str(bad)})
+    # A ledger file that is a directory: reading it fails with IsADirectoryError, which no command expects.
+    (tmp_path / "odd" / "ledger.jsonl").mkdir(parents=True)
+    r = owed("status", env={"OWED_DIR": str(tmp_path / "odd")})
     assert r.returncode == 3, r.stderr
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("owed: internal error: NotADirectoryError"), r.stderr
+    assert len(lines) == 1 and lines[0].startswith("owed: internal error: IsADirectoryError"), r.stderr
+
+
+@pytest.mark.parametrize("what", ["file", "devnull", "under-a-file"])
+@pytest.mark.parametrize("cmd", [("status",), ("status", "--json"), ("init", "plan.yaml")])
+def test_owed_dir_that_is_not_a_directory_is_a_usage_error(repo, owed: Cli, tmp_path, what, cmd):
+    (tmp_path / "a-file").write_text("x")
+    bad = {"file": str(tmp_path / "a-file"), "devnull": os.devnull, "under-a-file": str(tmp_path / "a-file" / "sub")}
+    r = owed(*cmd, env={"OWED_DIR": bad[what]})
+    assert r.returncode == 2, r.stderr
+    out = json.loads(r.stdout)["error"] if "--json" in cmd else r.stderr.strip()
+    assert len(out.splitlines()) == 1 and "is not a directory" in out and bad[what] in out, out
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
+def test_owed_dir_with_a_missing_parent_is_not_created(repo, owed: Cli, tmp_path):
+    # Like mkdir without -p: init creates the ledger directory itself, never a tree of missing parents.
+    deep = tmp_path / "nonexistent" / "deep"
+    r = owed("init", "plan.yaml", env={"OWED_DIR": str(deep)})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == f"owed: cannot create the ledger directory {deep}: {deep.parent} does not exist"
+    assert not deep.parent.exists()
+    r = owed("init", "plan.yaml", env={"OWED_DIR": str(tmp_path / "fresh")})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "fresh" / "ledger.jsonl").is_file()
 
 
 def test_output_failure_after_a_record_exits_3_naming_the_seq(inited):
