@@ -139,14 +139,18 @@ def _git(*args: str) -> str | None:
 
 def main(preset: str, model: str | None, extra: list[str]) -> int:
     if preset not in PRESETS:
-        sys.stderr.write(f"owed agent preset: unknown preset {preset!r} (one of {', '.join(PRESETS)})\n")
+        sys.stderr.write(f"owed: unknown preset {preset!r} (one of {', '.join(PRESETS)})\n")
         return 2
     if extra[:1] == ["--"]:
         extra = extra[1:]
     env = os.environ
     state_dir = Path(env.get("OWED_RUN_DIR") or ".")
     task_path = env.get("OWED_TASK_FILE", "")
-    task_text = Path(task_path).read_text(encoding="utf-8") if task_path else ""
+    try:
+        task_text = Path(task_path).read_text(encoding="utf-8") if task_path else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        sys.stderr.write(f"owed: cannot read the task file {task_path}: {getattr(exc, 'strerror', None) or exc}\n")
+        return 2
     role = env.get("OWED_ROLE", "writer")
     state = _state(state_dir)
     follow_up = env.get("OWED_KIND") == "follow-up" and state.get("preset") == preset
@@ -173,7 +177,7 @@ def _run(preset: str, args: list[str], stdin_path: str | None, state_dir: Path, 
         try:
             proc = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, text=True, errors="replace")
         except OSError as exc:
-            sys.stderr.write(f"owed agent preset {preset}: cannot run {args[0]}: {exc.strerror or exc}\n")
+            sys.stderr.write(f"owed: preset {preset}: cannot run {args[0]}: {exc.strerror or exc}\n")
             return 127
         _save(state_dir, state)
         assert proc.stdout is not None

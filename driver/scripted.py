@@ -172,7 +172,7 @@ def perform(step: Mapping, env: Mapping[str, str], cwd: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        sys.stderr.write("usage: python -m driver.scripted <script.yaml|script.json>\n")
+        sys.stderr.write("owed: usage: owed agent script <script.yaml|script.json>\n")
         return 2
     env = os.environ
     node, role, kind = env.get("OWED_NODE", ""), env.get("OWED_ROLE", ""), env.get("OWED_KIND", "run")
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         step = pick_step(load_script(args[0]), node, [env.get("OWED_REVIEWER", ""), role], generation)
     except (OSError, ValueError, ScriptError) as exc:
-        print(f"scripted agent: bad script {args[0]}: {exc}", flush=True)
+        _error(f"bad script {args[0]}: {exc}")
         return 2
     if step is None:
         print(f"scripted agent: no script for {node} {role}; nothing to do", flush=True)
@@ -199,8 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     except _Failed as failed:
         return failed.code
     except (OSError, ValueError, ScriptError) as exc:
-        print(f"scripted agent: {exc}", flush=True)
+        _error(f"script step failed: {exc}")
         return 1
+
+
+def _error(message: str) -> None:
+    """The standard one line of an owed command's error (`owed: <message>`, on stderr): the progress lines
+    above stay on stdout."""
+    sys.stdout.flush()
+    sys.stderr.write("owed: " + " ".join(message.splitlines()) + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":

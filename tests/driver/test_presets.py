@@ -193,11 +193,11 @@ def test_the_runner_says_what_is_missing_in_one_line(tmp_path):
     env = {**os.environ, "OWED_RUN_DIR": str(tmp_path), "OWED_ROLE": "writer", "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, "-m", "owed", "agent", "preset", "cursor"], env=env, cwd=tmp_path,
                        capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.strip().endswith("unknown preset 'cursor' (one of claude, codex, gemini, "
-                                                           "opencode, aider)")
+    assert r.returncode == 2 and r.stderr.strip() == ("owed: unknown preset 'cursor' (one of claude, codex, gemini, "
+                                                      "opencode, aider)")
     task = tmp_path / "task.md"
     task.write_text("do it")
     r = subprocess.run([sys.executable, "-m", "owed", "agent", "preset", "claude"], cwd=tmp_path,
                        env={**env, "OWED_TASK_FILE": str(task)}, capture_output=True, text=True)
-    assert r.returncode == 127 and r.stderr.strip() == ("owed agent preset claude: cannot run claude: No such file "
+    assert r.returncode == 127 and r.stderr.strip() == ("owed: preset claude: cannot run claude: No such file "
                                                         "or directory")
