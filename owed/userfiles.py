@@ -1,8 +1,9 @@
 """Files a user names on the command line (a plan, a decoy file): read, or one usage error saying why not.
 
 `read_bytes(path, what)` → the bytes, or UsageError (exit 2) for a path that does not exist, is a directory,
-is not readable, is too long, holds a NUL byte, or whose content passes LIMIT (/dev/zero): never an
-OSError/ValueError escaping as "internal error", never a read without end.
+is not a regular file (a FIFO, /dev/zero, a terminal: opened without blocking, never read), is not readable,
+is too long, holds a NUL byte, or whose content passes LIMIT: never an OSError/ValueError escaping as
+"internal error", never an open or a read without end.
 `shown(text)`: a name or argument that was not UTF-8 (its bytes decoded with surrogateescape) made printable
 and JSON-encodable, each such byte written `\\xNN` (any other lone surrogate `\\uNNNN`).
 `quoted_name(name)`: a file name as one printable line, in double quotes as git quotes it when it needs that.
@@ -49,8 +50,7 @@ def read_bytes(path: str, what: str, base: str | None = None) -> bytes:
     import os
 
     try:
-        with open(os.path.join(base, path) if base is not None else path, "rb") as f:
-            data = f.read(LIMIT + 1)  # /dev/zero, a pipe that never ends: not read without a bound
+        data = _read_regular(os.path.join(base, path) if base is not None else path, what, path)
     except FileNotFoundError:
         raise UsageError(f"{what} not found: {path}") from None
     except IsADirectoryError:
@@ -83,3 +83,22 @@ def quoted_name(name: str) -> str:
         _NAME_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), *range(0x7f, 0xa0))} | {
             0x2028: "\\u2028", 0x2029: "\\u2029", ord("\\"): "\\\\", ord('"'): '\\"'}
     return '"' + shown(name.translate(_NAME_CONTROLS)) + '"'
+
+
+def _read_regular(full: str, what: str, path: str) -> bytes:
+    """The bytes of a regular file, read to LIMIT + 1. Opened with O_NONBLOCK: open() of a FIFO without a writer
+    would block forever; anything that is not a regular file is refused before a read."""
+    import os
+    import stat
+
+    fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", full)
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{what} is not a regular file: {path}")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(LIMIT + 1)  # a file that grows while read: still not read without a bound
+    finally:
+        os.close(fd)

@@ -4,6 +4,7 @@ and the one line it gets now (before: `internal error: ...` exit 3, or a traceba
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -186,9 +187,31 @@ def test_a_removed_current_directory_is_a_usage_error(tmp_path, argv):
 
 @pytest.mark.parametrize("argv", [["init", "/dev/zero"], ["plan", "/dev/zero", "--note", "n"],
                                   ["decoy", "digest", "/dev/zero"]], ids=["init", "plan", "decoy"])
-def test_an_endless_file_is_read_to_a_bound_and_refused(repo, argv):
-    # before: read without end (memory grew until the process was killed)
-    assert _refused(repo, *argv).endswith("file is larger than 64 MiB: /dev/zero")
+def test_an_endless_device_is_refused_not_read(repo, argv):
+    # before: read without end (memory grew until the process was killed), then read to a bound
+    assert _refused(repo, *argv).endswith("file is not a regular file: /dev/zero")
+
+
+@pytest.mark.parametrize("argv", [["init"], ["plan"], ["decoy", "digest"]], ids=["init", "plan", "decoy"])
+def test_a_fifo_is_refused_without_waiting_for_a_writer(repo, tmp_path, argv):
+    # before: open() of a FIFO without a writer blocked forever (the timeout below would fire)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    before = (repo / LEDGER).read_bytes()
+    r = subprocess.run([sys.executable, "-m", "owed", *argv, str(fifo)], cwd=repo, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=30)
+    what = "decoy" if argv[0] == "decoy" else "plan"
+    assert (r.returncode, r.stderr) == (2, f"owed: {what} file is not a regular file: {fifo}\n")
+    assert (repo / LEDGER).read_bytes() == before
+
+
+def test_a_regular_file_past_the_bound_is_refused(repo, tmp_path):
+    from owed.userfiles import LIMIT
+
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as f:
+        f.truncate(LIMIT + 1)  # sparse: no 64 MiB written
+    assert _refused(repo, "plan", str(big)) == f"owed: plan file is larger than 64 MiB: {big}"
 
 
 def test_evidence_of_a_device_is_refused_not_read(slot):
