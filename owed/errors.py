@@ -137,12 +137,17 @@ class Internal(OwedError):
 def unnamed(e: BaseException) -> tuple[str, str]:
     """(one-line message, JSON code) of an exception no command named, for the last line of defence (exit 3):
     an OSError on a file of a read-only or full disk or a denied permission (the environment, not owed) is
-    `io` and says which file; anything else is `internal error: <type>: <text>`."""
+    `io` and says which file (a full or read-only disk is `io` also when the failing write knew no file
+    name); anything else is `internal error: <type>: <text>`."""
     import errno
+    from os import strerror as os_strerror
 
     if isinstance(e, OSError) and e.filename is not None and e.errno in (
             errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
         return f"cannot use {e.filename}: {e.strerror}", "io"
+    if isinstance(e, OSError) and e.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+        # a write on an fd (the ledger append, a log line) carries no file name: still the disk, not owed
+        return f"cannot write: {e.strerror or os_strerror(e.errno)}", "io"
     text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
     return f"internal error: {text}", "internal"
 

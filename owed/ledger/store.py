@@ -15,6 +15,7 @@ lock → re-read → verify the chain tail → validate with the reducer → app
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -114,7 +115,15 @@ class _Mark:
 _SNAP_DEC: msgspec.msgpack.Decoder | None = None
 
 
-def _write_whole(fd: int, blob: bytes) -> None:
+def _named(e: OSError, path: object) -> OSError:
+    """`e` naming `path` when the failing call had only an fd or a stream (os.write, f.write): the user's
+    message then says which file a full or read-only disk refused (owed.errors.unnamed)."""
+    if e.filename is None:
+        e.filename = str(path)
+    return e
+
+
+def _write_whole(fd: int, blob: bytes, path: object = None) -> None:
     """Append `blob` and fsync; a failed or short write (ENOSPC, EDQUOT, EIO) is cut back to the old size
     (and fsynced) before the error is raised, so no half line stays behind to refuse every later append."""
     old = os.fstat(fd).st_size  # under the ledger's lock: nobody else appends meanwhile
@@ -124,12 +133,14 @@ def _write_whole(fd: int, blob: bytes) -> None:
             n = os.write(fd, view)
             view = view[n:]
         os.fsync(fd)
-    except BaseException:
+    except BaseException as e:
         try:
             os.ftruncate(fd, old)
             os.fsync(fd)
         except OSError:
             pass  # the torn tail stays; `owed verify --repair` cuts it (the original error is the news)
+        if isinstance(e, OSError) and path is not None:
+            _named(e, path)
         raise
 
 
@@ -208,10 +219,16 @@ class Ledger:
             if not self.blobs.is_dir():
                 self._mkdirs(self.blobs)
             tmp = self.blobs / f".tmp.{os.getpid()}.{os.urandom(6).hex()}"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)  # a full disk leaves no partial blob behind
+                _named(e, path)
+                raise
             os.replace(tmp, path)
             head_record.fsync_dir(self.blobs)  # the rename itself must survive a power loss
         return sha
@@ -495,7 +512,7 @@ class Ledger:
         created = complete == 0 and not self.file.exists()
         fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            _write_whole(fd, blob)
+            _write_whole(fd, blob, self.file)
         finally:
             os.close(fd)
         if created:
