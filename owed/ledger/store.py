@@ -365,7 +365,8 @@ class Ledger:
         """
         from owed.ledger.lock import DirLock
 
-        lock = DirLock(os.path.join(self.dir, "lock"))
+        # tried once, never waited for: OWED_LOCK_TIMEOUT is not read, so a bad one fails no read (only writes)
+        lock = DirLock(os.path.join(self.dir, "lock"), timeout_s=0)
         try:
             if not lock.try_acquire():
                 return

@@ -181,3 +181,23 @@ def test_a_late_settle_never_puts_an_older_snapshot_back(behind):
     probe = Ledger(behind.dir)
     probe.state()
     assert probe.folded == 0
+
+
+@pytest.mark.parametrize("bad", ["soon", "-1", "nan"])
+def test_a_bad_lock_timeout_does_not_fail_a_refreshing_read(behind, repo, monkeypatch, bad):
+    # before: the refresh's try-lock read OWED_LOCK_TIMEOUT, so a read that refreshed the snapshot was a usage
+    # error while the same read at the snapshot exited 0; the try-lock never waits, it reads no timeout
+    monkeypatch.setenv("OWED_LOCK_TIMEOUT", bad)
+    before = snapshot_bytes(behind)
+    reader = Ledger(behind.dir)
+    reader.refreshes = True
+    reader.state()
+    assert reader.folded == 3 and snapshot_bytes(behind) != before
+    env = {**os.environ, "OWED_LOCK_TIMEOUT": bad}
+    for _ in range(2):  # the second read is at the snapshot: both answer alike
+        r = subprocess.run([sys.executable, "-m", "owed", "status", "--json"], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "owed", "rule", "x", "--nodes", "*"], cwd=repo, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "OWED_LOCK_TIMEOUT must be a number of seconds >= 0" in r.stderr, r.stderr
