@@ -140,14 +140,13 @@ def unnamed(e: BaseException) -> tuple[str, str]:
     `io` and says which file (a full or read-only disk is `io` also when the failing write knew no file
     name); anything else is `internal error: <type>: <text>`."""
     import errno
-    from os import strerror as os_strerror
 
     if isinstance(e, OSError) and e.filename is not None and e.errno in (
             errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
         return f"cannot use {e.filename}: {e.strerror}", "io"
     if isinstance(e, OSError) and e.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
         # a write on an fd (the ledger append, a log line) carries no file name: still the disk, not owed
-        return f"cannot write: {e.strerror or os_strerror(e.errno)}", "io"
+        return f"cannot write: {e.strerror or errno.errorcode[e.errno]}", "io"
     text = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
     return f"internal error: {text}", "internal"
 
