@@ -1,7 +1,7 @@
 """Files a user names on the command line (a plan, a decoy file): read, or one usage error saying why not.
 
 `read_bytes(path, what)` → the bytes, or UsageError (exit 2) for a path that does not exist, is a directory,
-is not a regular file (a FIFO, /dev/zero, a terminal: opened without blocking, never read), is not readable,
+is neither a regular file nor a pipe (/dev/zero, a terminal: opened without blocking, never read; a pipe is read to the bound), is not readable,
 is too long, holds a NUL byte, or whose content passes LIMIT: never an OSError/ValueError escaping as
 "internal error", never an open or a read without end.
 `shown(text)`: a name or argument that was not UTF-8 (its bytes decoded with surrogateescape) made printable
@@ -86,8 +86,9 @@ def quoted_name(name: str) -> str:
 
 
 def _read_regular(full: str, what: str, path: str) -> bytes:
-    """The bytes of a regular file, read to LIMIT + 1. Opened with O_NONBLOCK: open() of a FIFO without a writer
-    would block forever; anything that is not a regular file is refused before a read."""
+    """The bytes of a regular file or a pipe, read to LIMIT + 1. Opened with O_NONBLOCK: open() of a FIFO without
+    a writer would block forever (opened so, it reads as empty); anything else (a device, a socket) is refused
+    before a read."""
     import os
     import stat
 
@@ -96,8 +97,10 @@ def _read_regular(full: str, what: str, path: str) -> bytes:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", full)
-        if not stat.S_ISREG(mode):
-            raise UsageError(f"{what} is not a regular file: {path}")
+        if stat.S_ISFIFO(mode):  # a pipe (`… | owed plan /dev/stdin`): read it; with no writer it is at its end
+            os.set_blocking(fd, True)
+        elif not stat.S_ISREG(mode):
+            raise UsageError(f"{what} is not a regular file or a pipe: {path}")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(LIMIT + 1)  # a file that grows while read: still not read without a bound
     finally:
