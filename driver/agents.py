@@ -110,6 +110,9 @@ class Pool:
                                 **({"stall_s": stall_s, "watch": watch} if stall_s else {})})
         os.close(os.open(gen / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644))
         shim_env = {k: v for k, v in os.environ.items() if k not in AGENT_VARS and k != CRASH_VAR}
+        from runner.boundary import refuse_spawn
+
+        refuse_spawn(f"agent {rid}")  # the lock boundary: agents start outside the ledger lock
         with open(gen / LOG, "ab") as log:
             proc = self._shims[gen] = subprocess.Popen(
                 [*self.shim, str(gen.resolve())], cwd=gen, env=shim_env,

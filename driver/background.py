@@ -72,6 +72,9 @@ def _spawn(main: Path, log: Path, *, stay: bool, max_open: int | None) -> subpro
         argv += ["--max", str(max_open)]
     env = {k: v for k, v in os.environ.items() if k not in STRIPPED_ENV}
     log.parent.mkdir(parents=True, exist_ok=True)
+    from runner.boundary import refuse_spawn
+
+    refuse_spawn("a detached driver")  # the lock boundary
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         return subprocess.Popen(argv, cwd=main, env=env, stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,

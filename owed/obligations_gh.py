@@ -187,6 +187,9 @@ def _gh(args: list[str], timeout: float) -> str:
     """
     env = dict(os.environ, GH_PROMPT_DISABLED="1", GH_NO_UPDATE_NOTIFIER="1", NO_COLOR="1")
     what = "gh " + " ".join(args[:2])
+    from runner.boundary import refuse_spawn
+
+    refuse_spawn(what)  # the lock boundary
     try:
         proc = subprocess.Popen(
             ["gh", *args],

@@ -13,8 +13,9 @@ Map:
 - `engine.py`    the algorithm, once, as a generator of effects (Wait on fds, Call blocking work).
 - `process.py`   async executor on anyio: `run` (imports anyio, so it is imported lazily here).
 - `sync.py`      event-loop-free executor: `run_sync` (poll(2)); what one-shot CLI commands use.
+- `boundary.py`  the lock boundary: no spawn and no destructive git while this process holds the ledger lock.
 
-`import runner` loads neither anyio nor trio nor psutil (psutil only when something must be found and killed).
+`import runner` loads neither anyio nor trio nor psutil nor runner.spec (until a name of it is used) (psutil only when something must be found and killed).
 
 Limits: a descendant that leaves both the process group and the output pipe is found only while its parent
 chain still leads to the leader (the snapshot walks the psutil tree); once re-parented to init it is out of
@@ -23,20 +24,36 @@ reach. Linux is the validated platform (pidfd, /proc); elsewhere exit polling an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from runner.spec import (
-    DEFAULT_TAIL_BYTES,
-    Outcome,
-    ProcRow,
-    RunSpec,
-    build_argv,
-    build_env,
-    format_rows,
-    quote_word,
-    render_template,
-    validate_template,
-)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from runner.spec import (
+        DEFAULT_TAIL_BYTES,
+        Outcome,
+        ProcRow,
+        RunSpec,
+        build_argv,
+        build_env,
+        format_rows,
+        quote_word,
+        render_template,
+        validate_template,
+    )
+
+_SPEC_NAMES = frozenset({"DEFAULT_TAIL_BYTES", "Outcome", "ProcRow", "RunSpec", "build_argv", "build_env",
+                         "format_rows", "quote_word", "render_template", "validate_template"})
+
+
+def __getattr__(name: str):
+    # runner.spec (dataclasses, inspect) loads on first use, so `runner.boundary` costs the ledger lock nothing
+    if name in _SPEC_NAMES:
+        from runner import spec
+
+        return getattr(spec, name)
+    raise AttributeError(f"module 'runner' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_TAIL_BYTES", "Outcome", "ProcRow", "RunSpec", "build_argv", "build_env", "format_rows",

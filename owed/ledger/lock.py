@@ -20,6 +20,7 @@ from owed.errors import Busy
 from owed.ledger.clock import now_iso
 
 if TYPE_CHECKING:
+    from contextvars import Token
     from pathlib import Path
 
 HOST = os.uname().nodename  # what socket.gethostname() returns, without importing socket (issue 15)
@@ -84,6 +85,15 @@ class DirLock:
         self.timeout_s = timeout_s if timeout_s is not None else _env_timeout()
         self.what = what
         self.held = False
+        # The ledger lock (what="ledger") marks its holder for the lock boundary (runner/boundary.py).
+        self._mark: Token | tuple[()] | None = None if what != "ledger" else ()
+
+    def _held_now(self) -> None:
+        self.held = True
+        if self._mark is not None:
+            from runner import boundary
+
+            self._mark = boundary.enter(self)
 
     @property
     def path(self) -> Path:
@@ -136,7 +146,8 @@ class DirLock:
 
     def try_acquire(self) -> bool:
         """One attempt: no waiting and no breaking of a stale lock (a read's snapshot refresh, ledger/store.py)."""
-        self.held = self._try()
+        if self._try():
+            self._held_now()
         return self.held
 
     def acquire(self) -> None:
@@ -150,7 +161,7 @@ class DirLock:
                 raise Busy(self.busy_message(owner))
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-        self.held = True
+        self._held_now()
 
     def busy_message(self, owner: dict) -> str:
         doing = f" ({owner['activity']})" if owner.get("activity") else ""
@@ -161,6 +172,11 @@ class DirLock:
         if not self.held:
             return
         self.held = False
+        if self._mark:  # a Token: this lock marked its holder
+            from runner import boundary
+
+            boundary.leave(self._mark)  # type: ignore[arg-type]
+            self._mark = ()
         grave = self._beside(f"done.{os.getpid()}.{os.urandom(4).hex()}")
         try:
             os.rename(self._dir, grave)

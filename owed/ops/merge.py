@@ -204,10 +204,13 @@ def move_trunk(ctx: Context, state, wt, pre: str, m: str, drafts, reason: str) -
         raise Stale(f"trunk changed (CAS): {state.trunk} is {ref[:12] if ref else 'missing'}, expected "
                     f"{pre[:12]}; nothing recorded")
     merge_intent.record(ctx.ledger, drafts, state.trunk)
-    if wt is not None:
-        repo.ff_worktree(wt, m, keep=_recorded_plan_file(ctx, wt, state))
-    elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, reason):
-        raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
+    from runner.boundary import exempt
+
+    with exempt("trunk advance"):  # the lock boundary's one named git exemption (git's merge hooks run in it)
+        if wt is not None:
+            repo.ff_worktree(wt, m, keep=_recorded_plan_file(ctx, wt, state))
+        elif not repo.update_ref_cas(f"refs/heads/{state.trunk}", m, pre, reason):
+            raise Stale(f"trunk changed (CAS): {state.trunk} moved during the merge; nothing recorded")
 
 
 def _commit_step(ctx: Context, node_id: str, slot, pre: str, m: str, draft: E.Merge):
