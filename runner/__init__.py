@@ -24,8 +24,7 @@ reach. Linux is the validated platform (pidfd, /proc); elsewhere exit polling an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # not typing's: `import runner.boundary` stays free of typing (mypy knows the name)
 if TYPE_CHECKING:
     from collections.abc import Callable
 

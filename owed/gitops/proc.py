@@ -179,9 +179,9 @@ def _spawn(args: list[str], cwd: str, env: dict[str, str], stdin: int | None) ->
     posix_spawn cannot chdir, so git changes directory itself (`git -C <cwd>`, which is exactly `cwd=`); a
     missing cwd still fails to start, as it did with subprocess. Every other descriptor of owed is
     close-on-exec (PEP 446); SIGPIPE and SIGXFSZ, which python ignores, are reset to their default."""
-    from runner.boundary import check_git
-
-    check_git(args)  # the lock boundary: no destructive git under the ledger lock (trunk advance exempt)
+    boundary = sys.modules.get("runner.boundary")  # loaded by the ledger lock's first acquire; before that
+    if boundary is not None:  # no lock was ever held, so nothing to check (and nothing imported before git)
+        boundary.check_git(args)  # the lock boundary: no destructive git under the ledger lock (trunk advance exempt)
     exe = _git_exe(env)
     if not os.path.isdir(cwd):
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
