@@ -173,3 +173,17 @@ def test_a_refusal_is_an_internal_error_exit_3(capsys):
                                   "ledger lock"), False)
     assert code == 3
     assert "internal error: LockBoundary: lock boundary: refusing git worktree add" in capsys.readouterr().err
+
+
+def test_an_agent_start_refuses_under_the_ledger_lock(ledger_repo, tmp_path):
+    from driver.agents import Pool
+
+    ctx = Context.load(str(ledger_repo))
+    pool = Pool(tmp_path / "runs", grace_s=1.0)
+    rid = "owed:0123456789ab:greeting:1:writer"
+    try:
+        with _lock(ctx), pytest.raises(LockBoundary, match=f"spawn agent {rid}"):
+            pool.start(rid, 1, command="true", cwd=str(tmp_path), env={}, task_text="t\n", timeout_s=30, kind="run")
+        assert not list((tmp_path / "runs").rglob("spawned.json"))  # no shim started
+    finally:
+        pool.stop_all(now=True)
