@@ -10,14 +10,16 @@ tests in tests/unit/test_bad_input_regressions.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from owed.ledger.lock import DirLock
 from tests.helpers.cli import run_in_process
 from tests.helpers.badinput import (BLOCKING, COMMANDS, LEDGER, OK, SlotRepo, arity, base_repo, broke, fresh, immutable,
                                     options, required, violations)
@@ -186,12 +188,27 @@ def test_every_command_in_a_broken_repository_keeps_the_standard(base, tmp_path,
     assert found == {}
 
 
+@contextlib.contextmanager
+def _held_by_another_process(lockdir):
+    """The ledger lock held by a live child process until the block ends."""
+    code = ("import sys; from owed.ledger.lock import DirLock; lock = DirLock(sys.argv[1]); lock.acquire(); "
+            "print('held', flush=True); sys.stdin.read(); lock.release()")
+    p = subprocess.Popen([sys.executable, "-c", code, str(lockdir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        yield
+    finally:
+        p.stdin.close()
+        p.wait(30)
+
+
 @pytest.mark.parametrize("env", [{"OWED_LOCK_TIMEOUT": "0.01"}, {"OWED_LOCK_TIMEOUT": "abc"}],
                          ids=["locked", "bad-lock-timeout"])
 def test_every_command_with_a_held_lock_or_a_bad_lock_timeout_keeps_the_standard(base, tmp_path, env):
     repo = fresh(base, tmp_path / "w")
     found = {}
-    with DirLock(repo / ".git/owed/lock"):
+    with _held_by_another_process(repo / ".git/owed/lock"):  # (held here, the lock boundary would refuse)
         for cmd in RUNNABLE:
             for json in ([], ["--json"]):
                 bad = broke(violations(_argv(cmd) + json, repo, env=env))
