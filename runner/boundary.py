@@ -82,7 +82,8 @@ _READ_WORKTREE = frozenset({"list"})
 _BRANCH_WRITES = frozenset({"-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force"})
 
 
-def _git_op(args: list[str]) -> tuple[str, list[str]]:
+def git_subcommand(args: list[str]) -> tuple[str, list[str]]:
+    """The subcommand of `git args` and what follows it (global options like -c k=v, -C dir come first)."""
     i = 0
     while i < len(args):
         a = args[i]
@@ -97,7 +98,7 @@ def _git_op(args: list[str]) -> tuple[str, list[str]]:
 
 def destructive(args: list[str]) -> str | None:
     """The operation's name (`worktree remove`, `branch -D`, `update-ref`) if `git args` is guarded, else None."""
-    sub, rest = _git_op(args)
+    sub, rest = git_subcommand(args)
     if sub == "worktree":
         op = rest[0] if rest else ""
         return None if op in _READ_WORKTREE else f"worktree {op}".strip()

@@ -83,17 +83,9 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def _subcommand(args: list[str]) -> str:
-    # Global options (-c k=v, -C dir, --no-optional-locks, ...) come before the subcommand.
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-c", "-C"):
-            i += 2
-            continue
-        if not a.startswith("-"):
-            return a
-        i += 1
-    return "?"
+    from runner.boundary import git_subcommand  # (error paths only: the lock boundary's own parser)
+
+    return git_subcommand(args)[0]
 
 
 def failure(args: list[str], code: int, err: bytes) -> GitError:
