@@ -23,7 +23,8 @@ from __future__ import annotations
 import msgspec
 
 from owed.canon import digest
-from owed.ids import WRITES, ObligationId, ObligationKind, Role, has_role, is_owner, obligation, split_obligation
+from owed.ids import (WRITES, ObligationId, ObligationKind, Role, has_role, is_owner, obligation, obligation_kind,
+                      split_obligation)
 from owed.state import Block, NodeRec, ObsRec, ReviewRec, State
 from owed.waits import open_waits
 
@@ -347,16 +348,17 @@ def accepted(state: State, plan, node_id: str) -> bool:
     cand = rec.slot.cand
     blocks = active_blocks(state, plan, node_id)
     plain = not blocks and not rec.waivers
+    order = obligations(plan, node, cand)
+    if not order:
+        return False
     waived: set[int] = set()
-    judged = False
-    for o in obligations(plan, node, cand):
+    for o in order:
         mark, binds = _mark(state, plan, rec, node, node_id, o, cand.keys[o], blocks, plain)
         if mark == "D":
             return False
         if mark == "W":
             waived.update(binds)
-        judged = True
-    return judged and all(b.seq in waived for b in blocks)
+    return all(b.seq in waived for b in blocks)
 
 
 def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId, key: str, blocks: list[Block],
@@ -367,7 +369,7 @@ def _mark(state: State, plan, rec: NodeRec, node, node_id: str, o: ObligationId,
     reviews, no block: item_for adds nothing to it without a waiver), and rulings are E while the ledger
     holds no ruling. Everything else asks item_for."""
     if plain:
-        kind = o.partition(":")[0]
+        kind = obligation_kind(o)
         if kind in EXECUTED:
             agg = state.agg(node_id, o, key)
             if agg is None:

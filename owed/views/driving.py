@@ -64,7 +64,9 @@ def wait_phase(state, plan, node_id: str) -> tuple[str, str] | None:
         if rec.halt_reason and rec.halt_reason.startswith(REPORTED):
             return rec.halt_reason.split(":", 1)[0], rec.halt_ts
         return f"halted (#{rec.halt}): {rec.halt_reason}", rec.halt_ts
-    asking = [q for q in rec.questions if q.answered is None]
+    from owed.folds.asks import open_questions
+
+    asking = open_questions(rec)
     if asking:
         return f"asking: {asking[0].text} (#{asking[0].seq})", asking[0].ts
     pending = [q for q in rec.questions if not _delivered(rec, q)]

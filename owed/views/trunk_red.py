@@ -26,7 +26,7 @@ from owed import known_red as KR
 from owed import quarantine as Q
 from owed.folds.merge_red import waits_for_trunk
 from owed.folds.refresh import stale_invariants
-from owed.ids import ObligationId, inv_obligation, merge_subject
+from owed.ids import ObligationId, inv_obligation, invariant_of, merge_subject, split_obligation
 from owed.views.record import Need, Record
 
 
@@ -281,7 +281,7 @@ def decorate_why(state, plan, node_id: str, v, changed: list[str] | None = None)
         v.lifts_quarantine = freed
 
 
-def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
+def standing_refusal(state, plan, node_id: str) -> list[tuple[ObligationId, int]]:
     """The recorded merge-tree failures of the current candidate on the current trunk that still refuse its
     merge (no pass, waiver, defer, known red or trunk rescue since, no `--remeasure` asked): a retry would
     reuse them and be refused again. [(obligation, obs seq)]."""
@@ -296,7 +296,7 @@ def standing_refusal(state, plan, node_id: str) -> list[tuple[str, int]]:
         if f[1] != state.trunk_commit or f[2] != slot.cand.seq or (rec.remeasure or -1) > f[0]:
             continue
         key = f[4]
-        kind, _, rest = ob.partition(":")
+        kind, rest = split_obligation(ob)
         agg = state.agg(merge_subject(node_id, ob), ob, key)
         if agg is not None and agg.verdict == "pass":
             continue
@@ -334,8 +334,9 @@ def refusal_need(state, plan, node_id: str) -> Need | None:
         cmd = f"owed rule --nodes {node_id} --writer \"repair {ob} on the merge tree\""
     else:  # trunk moved since the slot base: rebase first
         cmd = f"owed rebase {node_id}"
-    if ob.startswith("inv:"):
-        cmd += f" (or the owner carries the debt: owed defer {node_id} {ob[4:]} --reason \"...\")"
+    inv = invariant_of(ob)
+    if inv is not None:
+        cmd += f" (or the owner carries the debt: owed defer {node_id} {inv} --reason \"...\")"
     return Need(node=node_id, reason=f"{refused_phase(state, plan, node_id)} ({again})", command=cmd)
 
 
