@@ -168,7 +168,9 @@ def test_other_locks_and_another_process_ledger_lock_are_outside_the_guard(ledge
 
 def test_a_refusal_is_an_internal_error_exit_3(capsys):
     from owed.cli.run import _internal
+    from owed.ledger import store
 
+    store.RECORDED.clear()  # seqs an earlier in-process command of this worker recorded are not this call's
     code = _internal(LockBoundary("lock boundary: refusing git worktree add while this process holds the "
                                   "ledger lock"), False)
     assert code == 3
